@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runs a command with a private PostgreSQL and MariaDB on loopback, then stops them.
+#   bash scripts/with-databases.sh <command...>
+# Installs the servers with apt-get when they are missing (Debian, as root).
+# Exports PG_URL and MYSQL_URL to the command. Data lives in a temporary directory
+# that is removed afterwards, so runs never see each other's data.
+set -euo pipefail
+
+PG_PORT=${PG_PORT:-55432}
+MYSQL_PORT=${MYSQL_PORT:-53306}
+work=$(mktemp -d /tmp/lgcd-db.XXXXXX)
+chmod 755 "$work"
+
+log() { echo "[databases] $*" >&2; }
+
+pg_bin() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && { echo "$d"; return; }; done
+  return 1
+}
+
+ensure_packages() {
+  local missing=()
+  pg_bin >/dev/null || missing+=(postgresql)
+  command -v mariadbd >/dev/null || command -v mysqld >/dev/null || missing+=(mariadb-server)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # policy-rc.d keeps the packages from starting system-wide servers we do not use.
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+start_postgres() {
+  local bin; bin=$(pg_bin)
+  id postgres >/dev/null 2>&1 || useradd --system --home "$work" postgres
+  mkdir -p "$work/pg" && chown postgres "$work/pg"
+  runuser -u postgres -- "$bin/initdb" -D "$work/pg/data" -U postgres --auth=trust -E UTF8 >/dev/null
+  runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg/data" -l "$work/pg/log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $work/pg -c fsync=off -c max_connections=200" start >/dev/null
+  "$bin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "create database langgraph" >/dev/null
+  export PG_URL="postgres://postgres@127.0.0.1:$PG_PORT/langgraph"
+  log "PostgreSQL on $PG_URL"
+}
+
+start_mariadb() {
+  local server; server=$(command -v mariadbd || command -v mysqld)
+  mkdir -p "$work/mysql"
+  mariadb-install-db --no-defaults --datadir="$work/mysql/data" --user=root --auth-root-authentication-method=normal >/dev/null 2>&1
+  "$server" --no-defaults --datadir="$work/mysql/data" --user=root --bind-address=127.0.0.1 \
+    --port="$MYSQL_PORT" --socket="$work/mysql/sock" --pid-file="$work/mysql/pid" \
+    --innodb-flush-log-at-trx-commit=2 --max-connections=300 --max-allowed-packet=64M \
+    --log-error="$work/mysql/log" &
+  for _ in $(seq 1 100); do
+    mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "select 1" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "
+    create database langgraph character set utf8mb4;
+    create user 'langgraph'@'127.0.0.1' identified by 'langgraph';
+    grant all on *.* to 'langgraph'@'127.0.0.1';"
+  export MYSQL_URL="mysql://langgraph:langgraph@127.0.0.1:$MYSQL_PORT/langgraph"
+  log "MariaDB on $MYSQL_URL"
+}
+
+stop_all() {
+  local bin
+  if bin=$(pg_bin) && [ -d "$work/pg/data" ]; then
+    runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg/data" -m immediate stop >/dev/null 2>&1 || true
+  fi
+  if [ -f "$work/mysql/pid" ]; then kill "$(cat "$work/mysql/pid")" 2>/dev/null || true; sleep 1; fi
+  rm -rf "$work"
+}
+trap stop_all EXIT
+
+# Servers already given (a developer's own): use them as they are.
+if [ -n "${PG_URL:-}" ] && [ -n "${MYSQL_URL:-}" ]; then exec "$@"; fi
+ensure_packages
+start_postgres
+start_mariadb
+"$@"

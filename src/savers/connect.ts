@@ -1,0 +1,50 @@
+import type { SupportedDatabase } from "./detect.js";
+
+export interface OwnedConnection {
+  db: SupportedDatabase;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a connection for `DrizzleSaver.fromUrl`. Drivers are optional peer
+ * dependencies, so each is imported only when its scheme is used.
+ */
+export async function connect(url: string): Promise<OwnedConnection> {
+  if (typeof url !== "string" || url.length === 0) throw new TypeError("a database URL is required");
+  // A scheme is "name:" (two letters at least, so a Windows drive is a path).
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
+
+  if (scheme === "postgres" || scheme === "postgresql") {
+    const { default: postgres } = await import("postgres");
+    const { drizzle } = await import("drizzle-orm/postgres-js");
+    const client = postgres(url, { onnotice: () => {} });
+    return { db: drizzle(client), close: () => client.end() };
+  }
+  if (scheme === "mysql") {
+    const mysql = await import("mysql2/promise");
+    const { drizzle } = await import("drizzle-orm/mysql2");
+    const pool = mysql.createPool({ uri: url, charset: "utf8mb4", supportBigNumbers: true });
+    return { db: drizzle(pool), close: () => pool.end() };
+  }
+  if (scheme !== undefined && scheme !== "file") {
+    throw new TypeError(
+      `unsupported database URL scheme "${scheme}://": use postgres://, postgresql://, mysql://, file:<path>, :memory: or a file path`,
+    );
+  }
+  const path = scheme === "file" ? url.replace(/^file:(\/\/)?/i, "") : url;
+  if (path.length === 0) throw new TypeError("the SQLite URL names no file");
+  const { default: Database } = await import("better-sqlite3");
+  const { drizzle } = await import("drizzle-orm/better-sqlite3");
+  const sqlite = new Database(path);
+  // WAL lets readers work while a writer commits; the busy timeout makes writers
+  // from other processes wait for the lock instead of failing with SQLITE_BUSY.
+  if (path !== ":memory:") sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("busy_timeout = 10000");
+  sqlite.pragma("synchronous = NORMAL");
+  return {
+    db: drizzle(sqlite),
+    close: async () => {
+      sqlite.close();
+    },
+  };
+}

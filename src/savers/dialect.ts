@@ -1,0 +1,95 @@
+import type { Column, SQL, Table } from "drizzle-orm";
+import type { JsonValue } from "./metadata.js";
+
+/** The columns the generic saver reads and writes, whatever the dialect calls them. */
+export interface CheckpointColumns {
+  table: Table;
+  threadId: Column;
+  checkpointNs: Column;
+  /** Column to compare a namespace against (MySQL keys a hash of it); see {@link Dialect.nsKey}. */
+  nsKey: Column;
+  checkpointId: Column;
+  parentCheckpointId: Column;
+  checkpointType: Column;
+  checkpoint: Column;
+  metadata: Column;
+  createdAt: Column;
+}
+
+export interface BlobColumns {
+  table: Table;
+  threadId: Column;
+  checkpointNs: Column;
+  nsKey: Column;
+  channel: Column;
+  version: Column;
+  type: Column;
+  blob: Column;
+}
+
+export interface WriteColumns {
+  table: Table;
+  threadId: Column;
+  checkpointNs: Column;
+  nsKey: Column;
+  checkpointId: Column;
+  taskId: Column;
+  idx: Column;
+  channel: Column;
+  type: Column;
+  blob: Column;
+  taskPath: Column;
+}
+
+export interface StorageColumns {
+  checkpoints: CheckpointColumns;
+  blobs: BlobColumns;
+  writes: WriteColumns;
+}
+
+export type Row = Record<string, unknown>;
+
+export interface InsertSpec {
+  table: Table;
+  columns: Column[];
+  rows: unknown[][];
+  /** The key whose conflict is resolved; MySQL resolves on any unique key instead. */
+  conflictTarget: Column[];
+  /** Columns overwritten on conflict; an empty list keeps the existing row. */
+  update: Column[];
+}
+
+export interface MigrationOptions {
+  migrationsFolder: string;
+  migrationsTable: string;
+  /** Postgres only: schema of the migrations table. */
+  migrationsSchema?: string;
+}
+
+/**
+ * Everything that differs between PostgreSQL, MySQL/MariaDB and SQLite. The
+ * generic saver builds its SQL with drizzle's `sql` tag and asks a dialect only
+ * for these pieces; it never branches on which dialect it has.
+ */
+export interface Dialect {
+  /** For messages only. */
+  readonly name: string;
+  readonly columns: StorageColumns;
+  /** Runs one statement and returns its rows. */
+  query(statement: SQL): Promise<Row[]>;
+  /** Runs statements as one atomic unit: all of them take effect or none. */
+  atomically(statements: SQL[]): Promise<void>;
+  /** A multi-row insert that resolves conflicts on the given key. */
+  insert(spec: InsertSpec): SQL;
+  /** The value compared with the `nsKey` columns for a namespace. */
+  nsKey(namespace: string): unknown;
+  /** A JSON text parameter typed for the metadata column. */
+  jsonParam(json: string): SQL;
+  /**
+   * A predicate on the checkpoints table that is true when the metadata has every
+   * key with a JSON-equal value (entries are in stored form, see metadata.ts).
+   */
+  metadataMatches(entries: [string, JsonValue][]): SQL;
+  /** Applies the shipped migrations under a lock that serialises concurrent callers. */
+  migrate(options: MigrationOptions): Promise<void>;
+}

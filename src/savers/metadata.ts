@@ -1,0 +1,89 @@
+/**
+ * Metadata is stored in the database's JSON type so filters run in SQL. Two
+ * transformations make that exact and portable, applied to stored metadata and to
+ * filter values alike (so equality is preserved):
+ * - keys are sorted, so a deep comparison never depends on insertion order;
+ * - strings a database cannot hold in JSON (U+0000, lone surrogates) are escaped
+ *   behind a marker that ordinary text never starts with.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+const MARKER = "\u{10FFFD}json:";
+const NEEDS_ESCAPE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function escapeString(value: string): string {
+  return NEEDS_ESCAPE.test(value) || value.startsWith(MARKER) ? MARKER + JSON.stringify(value) : value;
+}
+
+function unescapeString(value: string): string {
+  return value.startsWith(MARKER) ? (JSON.parse(value.slice(MARKER.length)) as string) : value;
+}
+
+/** Turns a metadata value into the canonical JSON value we store and compare. */
+export function toStoredJson(value: unknown, path = "metadata"): JsonValue | undefined {
+  if (value === null) return null;
+  switch (typeof value) {
+    case "string":
+      return escapeString(value);
+    case "boolean":
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError(`${path}: ${value} cannot be stored as JSON`);
+      return value;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return undefined;
+    case "bigint":
+      throw new TypeError(`${path}: bigint cannot be stored as JSON`);
+  }
+  if (Array.isArray(value)) return value.map((item, i) => toStoredJson(item, `${path}[${i}]`) ?? null);
+  const withToJSON = value as { toJSON?: () => unknown };
+  if (typeof withToJSON.toJSON === "function") return toStoredJson(withToJSON.toJSON(), path);
+  const result: { [key: string]: JsonValue } = {};
+  for (const key of Object.keys(value).sort()) {
+    const item = toStoredJson((value as Record<string, unknown>)[key], `${path}.${key}`);
+    if (item !== undefined) result[escapeString(key)] = item;
+  }
+  return result;
+}
+
+/** The inverse of {@link toStoredJson} for values read back from the database. */
+export function fromStoredJson(value: unknown): unknown {
+  if (typeof value === "string") return unescapeString(value);
+  if (Array.isArray(value)) return value.map(fromStoredJson);
+  if (value !== null && typeof value === "object") {
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) result[unescapeString(key)] = fromStoredJson(item);
+    return result;
+  }
+  return value;
+}
+
+export function serializeMetadata(metadata: unknown): string {
+  if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) {
+    throw new TypeError("checkpoint metadata must be an object");
+  }
+  return JSON.stringify(toStoredJson(metadata));
+}
+
+/** Drivers return JSON columns parsed (postgres.js, MySQL 8) or as text (MariaDB, SQLite). */
+export function parseMetadata(stored: unknown): Record<string, unknown> {
+  const value = typeof stored === "string" ? JSON.parse(stored) : stored;
+  return fromStoredJson(value) as Record<string, unknown>;
+}
+
+/** Filter entries in stored form; keys whose value is `undefined` are ignored. */
+export function storedFilterEntries(filter: Record<string, unknown> | undefined): [string, JsonValue][] {
+  if (!filter) return [];
+  if (typeof filter !== "object" || Array.isArray(filter)) throw new TypeError("list filter must be an object");
+  const entries: [string, JsonValue][] = [];
+  for (const [key, value] of Object.entries(filter)) {
+    if (value === undefined) continue;
+    const stored = toStoredJson(value, `filter.${key}`);
+    if (stored === undefined) throw new TypeError(`filter.${key}: ${typeof value} cannot be matched`);
+    entries.push([escapeString(key), stored]);
+  }
+  return entries;
+}

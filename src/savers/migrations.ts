@@ -1,0 +1,21 @@
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import type { MigrationMeta } from "drizzle-orm/migrator";
+
+export type { MigrationMeta };
+
+/**
+ * The journal entries of a migrations folder that are not yet recorded. An entry is
+ * identified by its journal timestamp (`folderMillis`), not by being newer than the
+ * newest recorded row, so two histories sharing a table never hide each other.
+ */
+export function pendingMigrations(folder: string, appliedMillis: Iterable<unknown>): MigrationMeta[] {
+  const applied = new Set([...appliedMillis].map((value) => Number(value)));
+  return readMigrationFiles({ migrationsFolder: folder }).filter((m) => !applied.has(m.folderMillis));
+}
+
+/** A stable 31-bit number naming the advisory lock of one migrations table. */
+export function lockNumber(name: string): number {
+  let hash = 0;
+  for (const char of name) hash = (Math.imul(hash, 31) + (char.codePointAt(0) ?? 0)) | 0;
+  return hash & 0x7fffffff;
+}

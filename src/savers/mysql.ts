@@ -1,0 +1,143 @@
+import { createHash } from "node:crypto";
+import { type Column, type SQL, sql } from "drizzle-orm";
+import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
+import type { MySqlCheckpointTables } from "../schema/mysql.js";
+import type { Dialect, InsertSpec, Row } from "./dialect.js";
+import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { pendingMigrations } from "./migrations.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
+export type AnyMySqlDatabase = MySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase, any>;
+
+const KINDS: Record<JsonKind, string> = {
+  string: "'STRING'",
+  number: "'INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL'",
+  boolean: "'BOOLEAN'",
+  null: "'NULL'",
+  object: "'OBJECT'",
+  array: "'ARRAY'",
+};
+
+/**
+ * A node is a JSON path into the metadata, built here and bound as a parameter.
+ * Keys are written as JSON strings ($."a.b"), which MySQL and MariaDB both read
+ * with escapes, so any key is just a key. Only SQL both servers accept: no ->>,
+ * no CAST(... AS JSON), no JSON_EQUALS.
+ */
+function jsonPathOps(document: SQL): JsonNodeOps<string> {
+  const at = (path: string) => sql`json_extract(${document}, ${path})`;
+  return {
+    member: (parent, key, test) =>
+      test(typeof key === "number" ? `${parent}[${key}]` : `${parent}.${JSON.stringify(key)}`),
+    is: (path, kind) => sql`json_type(${at(path)}) in (${sql.raw(KINDS[kind])})`,
+    // Byte comparison: the connection's default collation ignores case and trailing spaces.
+    stringEquals: (path, value) => sql`cast(json_unquote(${at(path)}) as binary) = cast(${value} as binary)`,
+    numberEquals: (path, value) => sql`${at(path)} + 0 = ${value}`,
+    booleanEquals: (path, value) => sql`json_unquote(${at(path)}) = ${value ? "true" : "false"}`,
+    size: (path) => sql`json_length(${document}, ${path})`,
+  };
+}
+
+function sha256(text: unknown): Buffer {
+  return createHash("sha256").update(String(text), "utf8").digest();
+}
+
+/** Text columns whose SHA-256 is kept in a key column beside them. */
+type HashedColumns = Map<Column, Column>;
+
+function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRows, update }: InsertSpec): SQL {
+  const extra = given.flatMap((column, i) => {
+    const hashColumn = hashed.get(column);
+    return hashColumn ? [{ hashColumn, from: i }] : [];
+  });
+  const columns = [...given, ...extra.map((e) => e.hashColumn)];
+  const rows = givenRows.map((row) => [...row, ...extra.map((e) => sha256(row[e.from]))]);
+  const names = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
+  const values = sql.join(rows.map((row) => sql`(${sql.join(row.map((value) => sql`${value}`), sql`, `)})`), sql`, `);
+  // Not INSERT IGNORE: it would also turn real errors (data too long) into warnings.
+  const keep = sql`${sql.identifier(columns[0].name)} = ${sql.identifier(columns[0].name)}`;
+  const assignments =
+    update.length === 0
+      ? keep
+      : sql.join(
+          update.map((column) => sql`${sql.identifier(column.name)} = values(${sql.identifier(column.name)})`),
+          sql`, `,
+        );
+  return sql`insert into ${table} (${names}) values ${values} on duplicate key update ${assignments}`;
+}
+
+export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables): Dialect {
+  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const columns = {
+    checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.nsHash },
+    blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.nsHash },
+    writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.nsHash },
+  };
+
+  const hashed: HashedColumns = new Map<Column, Column>([
+    [checkpoints.checkpointNs, checkpoints.nsHash],
+    [checkpointBlobs.checkpointNs, checkpointBlobs.nsHash],
+    [checkpointWrites.checkpointNs, checkpointWrites.nsHash],
+    [checkpointWrites.taskId, checkpointWrites.taskHash],
+  ]);
+
+  async function query(statement: SQL): Promise<Row[]> {
+    const [rows] = (await db.execute(statement)) as unknown as [Row[]];
+    return rows;
+  }
+
+  return {
+    name: "mysql",
+    columns,
+    query,
+    async atomically(statements) {
+      if (statements.length === 1) {
+        await db.execute(statements[0]);
+        return;
+      }
+      await db.transaction(async (tx) => {
+        for (const statement of statements) await tx.execute(statement);
+      });
+    },
+    insert: (spec) => insertSql(hashed, spec),
+    nsKey: sha256,
+    jsonParam: (json) => sql`${json}`,
+    metadataMatches(entries) {
+      const ops = jsonPathOps(sql`${checkpoints.metadata}`);
+      const parts: SQL[] = [];
+      for (const [key, value] of entries) {
+        // The generated, indexed columns narrow the scan; the path test is exact.
+        if (key === "source" && typeof value === "string" && [...value].length <= 64) {
+          parts.push(sql`${checkpoints.metaSource} = ${value}`);
+        }
+        if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
+        parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
+      }
+      return sql`(${sql.join(parts, sql` and `)})`;
+    },
+    async migrate({ migrationsFolder, migrationsTable }) {
+      const table = sql.identifier(migrationsTable);
+      const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
+      // A transaction pins one connection, which GET_LOCK needs; MySQL DDL commits
+      // implicitly, so each migration is recorded right after its statements.
+      await db.transaction(async (tx) => {
+        const [[acquired]] = (await tx.execute(sql`select get_lock(${lock}, 300) as acquired`)) as unknown as [[Row]];
+        if (Number(acquired.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
+        try {
+          await tx.execute(
+            sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
+          );
+          const [applied] = (await tx.execute(sql`select created_at from ${table}`)) as unknown as [Row[]];
+          for (const migration of pendingMigrations(migrationsFolder, applied.map((row) => row.created_at))) {
+            for (const statement of migration.sql) if (statement.trim()) await tx.execute(sql.raw(statement));
+            await tx.execute(
+              sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
+            );
+          }
+        } finally {
+          await tx.execute(sql`select release_lock(${lock})`);
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { sql } from "drizzle-orm";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { PgCheckpointTables } from "../schema/pg.js";
+import type { Dialect, Row } from "./dialect.js";
+import { onConflictInsert } from "./insert-sql.js";
+import { pendingMigrations, lockNumber } from "./migrations.js";
+import type { JsonValue } from "./metadata.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
+export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any>;
+
+function rowsOf(result: unknown): Row[] {
+  // postgres.js returns the rows themselves; node-postgres wraps them in { rows }.
+  return (Array.isArray(result) ? result : (result as { rows: Row[] }).rows) as Row[];
+}
+
+export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialect {
+  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const columns = {
+    checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.checkpointNs },
+    blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.checkpointNs },
+    writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.checkpointNs },
+  };
+
+  return {
+    name: "postgres",
+    columns,
+    async query(statement) {
+      return rowsOf(await db.execute(statement));
+    },
+    async atomically(statements) {
+      // A single statement is atomic on its own. Several independent data-modifying
+      // statements become CTEs of one statement: one round trip, one snapshot.
+      if (statements.length === 1) {
+        await db.execute(statements[0]);
+        return;
+      }
+      const ctes = statements.slice(0, -1).map((statement, i) => sql`${sql.raw(`s${i}`)} as (${statement})`);
+      await db.execute(sql`with ${sql.join(ctes, sql`, `)} ${statements[statements.length - 1]}`);
+    },
+    insert: onConflictInsert,
+    nsKey: (namespace) => namespace,
+    jsonParam: (json) => sql`${json}::jsonb`,
+    metadataMatches(entries) {
+      // Containment lets the GIN index find candidates; per-key jsonb equality then
+      // makes the match exact (containment alone matches sub-arrays and sub-objects).
+      const containment = JSON.stringify(Object.fromEntries(entries));
+      const exact = entries.map(
+        ([key, value]: [string, JsonValue]) =>
+          sql`${checkpoints.metadata} -> ${key}::text = ${JSON.stringify(value)}::jsonb`,
+      );
+      return sql`(${checkpoints.metadata} @> ${containment}::jsonb and ${sql.join(exact, sql` and `)})`;
+    },
+    async migrate({ migrationsFolder, migrationsTable, migrationsSchema }) {
+      const schema = migrationsSchema ?? "public";
+      const table = sql`${sql.identifier(schema)}.${sql.identifier(migrationsTable)}`;
+      await db.transaction(async (tx) => {
+        // Serialises concurrent setup() calls across processes until this transaction ends.
+        await tx.execute(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${migrationsTable}`)})`);
+        const schemaExists = rowsOf(
+          await tx.execute(sql`select 1 from pg_namespace where nspname = ${schema}`),
+        ).length;
+        if (!schemaExists) await tx.execute(sql`create schema ${sql.identifier(schema)}`);
+        await tx.execute(
+          sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
+        );
+        const applied = rowsOf(await tx.execute(sql`select created_at from ${table}`));
+        for (const migration of pendingMigrations(migrationsFolder, applied.map((row) => row.created_at))) {
+          for (const statement of migration.sql) {
+            if (statement.trim()) await tx.execute(sql.raw(statement));
+          }
+          await tx.execute(
+            sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
+          );
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
+import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
+import type { Dialect, Row } from "./dialect.js";
+import { onConflictInsert } from "./insert-sql.js";
+import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { pendingMigrations } from "./migrations.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
+export type AnySQLiteDatabase = BaseSQLiteDatabase<"sync", unknown, any>;
+
+const KINDS: Record<JsonKind, string> = {
+  string: "'text'",
+  number: "'integer', 'real'",
+  boolean: "'true', 'false'",
+  null: "'null'",
+  object: "'object'",
+  array: "'array'",
+};
+
+/**
+ * A node is the value and type of a json_each row (or the metadata column itself).
+ * Members are found by key with bound parameters, never through a JSON path, so
+ * any key works: SQLite paths cannot quote a key that contains a double quote.
+ */
+interface JsonNode {
+  value: SQL;
+  type?: SQL;
+}
+
+function jsonEachOps(): JsonNodeOps<JsonNode> {
+  let aliases = 0; // unique within one query
+  return {
+    member(parent, key, test) {
+      const alias = `j${++aliases}`;
+      const child = { value: sql.raw(`${alias}.value`), type: sql.raw(`${alias}.type`) };
+      return sql`exists (select 1 from json_each(${parent.value}) as ${sql.raw(alias)} where ${sql.raw(alias)}.key = ${key} and ${test(child)})`;
+    },
+    is: (node, kind) => sql`${node.type} in (${sql.raw(KINDS[kind])})`,
+    stringEquals: (node, value) => sql`${node.value} = ${value}`,
+    numberEquals: (node, value) => sql`${node.value} = ${value}`,
+    booleanEquals: (node, value) => sql`${node.type} = ${value ? "true" : "false"}`,
+    size: (node) => sql`(select count(*) from json_each(${node.value}))`,
+  };
+}
+
+export function sqliteDialect(
+  db: AnySQLiteDatabase,
+  tables: SQLiteCheckpointTables): Dialect {
+  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const columns = {
+    checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.checkpointNs },
+    blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.checkpointNs },
+    writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.checkpointNs },
+  };
+
+  /**
+   * better-sqlite3 is synchronous, so a transaction that never awaits cannot
+   * interleave with anything else on this connection. BEGIN IMMEDIATE takes the
+   * write lock up front, so concurrent processes wait (busy_timeout) instead of
+   * failing on a lock upgrade.
+   */
+  function transaction(run: () => void): void {
+    db.run(sql`begin immediate`);
+    try {
+      run();
+      db.run(sql`commit`);
+    } catch (error) {
+      db.run(sql`rollback`);
+      throw error;
+    }
+  }
+
+  return {
+    name: "sqlite",
+    columns,
+    async query(statement) {
+      return db.all<Row>(statement);
+    },
+    async atomically(statements) {
+      transaction(() => {
+        for (const statement of statements) db.run(statement);
+      });
+    },
+    insert: onConflictInsert,
+    nsKey: (namespace) => namespace,
+    jsonParam: (json) => sql`${json}`,
+    metadataMatches(entries) {
+      const ops = jsonEachOps();
+      const root = { value: sql`${checkpoints.metadata}` };
+      const parts: SQL[] = [];
+      for (const [key, value] of entries) {
+        // The generated, indexed columns narrow the scan; the json_each test is exact.
+        if (key === "source" && typeof value === "string") parts.push(sql`${checkpoints.metaSource} = ${value}`);
+        if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
+        parts.push(ops.member(root, key, (child) => jsonEquals(ops, child, value)));
+      }
+      return sql`(${sql.join(parts, sql` and `)})`;
+    },
+    async migrate({ migrationsFolder, migrationsTable }) {
+      const table = sql.identifier(migrationsTable);
+      transaction(() => {
+        db.run(sql`create table if not exists ${table} (id integer primary key autoincrement, hash text not null, created_at numeric)`);
+        const applied = db.all<Row>(sql`select created_at from ${table}`);
+        for (const migration of pendingMigrations(migrationsFolder, applied.map((row) => row.created_at))) {
+          for (const statement of migration.sql) if (statement.trim()) db.run(sql.raw(statement));
+          db.run(sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`);
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import { sql } from "drizzle-orm";
+import {
+  binary,
+  customType,
+  double,
+  index,
+  int,
+  json,
+  mysqlTable,
+  primaryKey,
+  text,
+  timestamp,
+  varchar,
+} from "drizzle-orm/mysql-core";
+
+const longblob = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "longblob",
+});
+
+/**
+ * Ids compare byte for byte: MySQL's default collations are case- and
+ * trailing-space-insensitive, which would merge "Thread" and "thread".
+ * 255 characters of utf8mb4 take 1020 bytes of an index key.
+ */
+const id = customType<{ data: string }>({
+  dataType: () => "varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+});
+
+/** Channel versions are ASCII (zero-padded counter + random suffix); keeps the blob key short. */
+const version = customType<{ data: string }>({
+  dataType: () => "varchar(255) CHARACTER SET ascii COLLATE ascii_bin",
+});
+
+/** Namespaces compare byte for byte too; they have no length bound, so keys use a hash. */
+const namespace = customType<{ data: string }>({
+  dataType: () => "text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+});
+
+/**
+ * SHA-256 of a long text column, for keys: namespaces of nested subgraphs and task
+ * ids have no useful length bound. The saver's MySQL dialect writes these (MariaDB
+ * refuses generated columns in a primary key).
+ */
+const sha256 = (name: string) => binary(name, { length: 32 }).notNull();
+
+export interface MySqlTableOptions {
+  /** Prepended to every table and index name, e.g. "lg_". */
+  prefix?: string;
+}
+
+/**
+ * The saver's three tables for MySQL 8 / MariaDB 10.11. InnoDB keys are limited to
+ * 3072 bytes, hence the hashed namespace and task id in primary keys. `meta_source`
+ * and `meta_step` are generated from the metadata so filters on them use ordinary
+ * indexes (MariaDB has no functional indexes).
+ */
+export function checkpointTables(options: MySqlTableOptions = {}) {
+  const prefix = options.prefix ?? "";
+
+  const checkpoints = mysqlTable(
+    `${prefix}checkpoints`,
+    {
+      threadId: id("thread_id").notNull(),
+      checkpointNs: namespace("checkpoint_ns").notNull(),
+      nsHash: sha256("ns_hash"),
+      checkpointId: id("checkpoint_id").notNull(),
+      parentCheckpointId: id("parent_checkpoint_id"),
+      checkpointType: varchar("checkpoint_type", { length: 64 }).notNull(),
+      checkpoint: longblob("checkpoint").notNull(),
+      metadata: json("metadata").notNull(),
+      metaSource: varchar("meta_source", { length: 64 }).generatedAlwaysAs(
+        sql`case when json_type(json_extract(metadata, '$.source')) = 'STRING' and char_length(json_unquote(json_extract(metadata, '$.source'))) <= 64 then json_unquote(json_extract(metadata, '$.source')) end`,
+        { mode: "virtual" },
+      ),
+      metaStep: double("meta_step").generatedAlwaysAs(
+        sql`case when json_type(json_extract(metadata, '$.step')) in ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') then json_extract(metadata, '$.step') + 0 end`,
+        { mode: "virtual" },
+      ),
+      createdAt: timestamp("created_at", { fsp: 3 })
+        .notNull()
+        .default(sql`CURRENT_TIMESTAMP(3)`),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.nsHash, t.checkpointId] }),
+      index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
+      index(`${prefix}checkpoints_meta_source_idx`).on(t.metaSource, t.checkpointId),
+      index(`${prefix}checkpoints_meta_step_idx`).on(t.metaStep, t.checkpointId),
+      index(`${prefix}checkpoints_created_at_idx`).on(t.createdAt),
+    ],
+  );
+
+  const checkpointBlobs = mysqlTable(
+    `${prefix}checkpoint_blobs`,
+    {
+      threadId: id("thread_id").notNull(),
+      checkpointNs: namespace("checkpoint_ns").notNull(),
+      nsHash: sha256("ns_hash"),
+      channel: id("channel").notNull(),
+      version: version("version").notNull(),
+      type: varchar("type", { length: 64 }).notNull(),
+      blob: longblob("blob"),
+    },
+    (t) => [primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.nsHash, t.channel, t.version] })],
+  );
+
+  const checkpointWrites = mysqlTable(
+    `${prefix}checkpoint_writes`,
+    {
+      threadId: id("thread_id").notNull(),
+      checkpointNs: namespace("checkpoint_ns").notNull(),
+      nsHash: sha256("ns_hash"),
+      checkpointId: id("checkpoint_id").notNull(),
+      taskId: id("task_id").notNull(),
+      taskHash: sha256("task_hash"),
+      idx: int("idx").notNull(),
+      channel: text("channel").notNull(),
+      type: varchar("type", { length: 64 }).notNull(),
+      blob: longblob("blob"),
+      taskPath: text("task_path").notNull(),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoint_writes_pk`, columns: [t.threadId, t.nsHash, t.checkpointId, t.taskHash, t.idx] }),
+    ],
+  );
+
+  return { checkpoints, checkpointBlobs, checkpointWrites };
+}
+
+export type MySqlCheckpointTables = ReturnType<typeof checkpointTables>;
+
+const defaults = checkpointTables();
+export const checkpoints = defaults.checkpoints;
+export const checkpointBlobs = defaults.checkpointBlobs;
+export const checkpointWrites = defaults.checkpointWrites;

@@ -1,0 +1,95 @@
+import {
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+});
+
+export interface PgTableOptions {
+  /** Prepended to every table and index name, e.g. "lg_". */
+  prefix?: string;
+  /** Postgres schema that holds the tables; the search path when omitted. */
+  schema?: string;
+}
+
+/**
+ * The saver's three tables for PostgreSQL. The shipped migrations hash-partition
+ * them by thread_id (drizzle-kit cannot express PARTITION BY, so that clause lives
+ * in the migration SQL only; these definitions stay the source of truth for diffs).
+ */
+export function checkpointTables(options: PgTableOptions = {}) {
+  const prefix = options.prefix ?? "";
+  // Same table shape either way; only the schema qualifier differs.
+  const table = (options.schema ? pgSchema(options.schema).table : pgTable) as typeof pgTable;
+
+  const checkpoints = table(
+    `${prefix}checkpoints`,
+    {
+      threadId: text("thread_id").notNull(),
+      checkpointNs: text("checkpoint_ns").notNull().default(""),
+      checkpointId: text("checkpoint_id").notNull(),
+      parentCheckpointId: text("parent_checkpoint_id"),
+      checkpointType: text("checkpoint_type").notNull(),
+      checkpoint: bytea("checkpoint").notNull(),
+      metadata: jsonb("metadata").notNull(),
+      createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId] }),
+      // Containment (@>) lookups for metadata filters; jsonb_path_ops keeps it small.
+      index(`${prefix}checkpoints_metadata_idx`).using("gin", t.metadata.op("jsonb_path_ops")),
+      // Cross-thread history, newest first.
+      index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
+      index(`${prefix}checkpoints_created_at_idx`).on(t.createdAt),
+    ],
+  );
+
+  const checkpointBlobs = table(
+    `${prefix}checkpoint_blobs`,
+    {
+      threadId: text("thread_id").notNull(),
+      checkpointNs: text("checkpoint_ns").notNull().default(""),
+      channel: text("channel").notNull(),
+      version: text("version").notNull(),
+      type: text("type").notNull(),
+      blob: bytea("blob"),
+    },
+    (t) => [primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.checkpointNs, t.channel, t.version] })],
+  );
+
+  const checkpointWrites = table(
+    `${prefix}checkpoint_writes`,
+    {
+      threadId: text("thread_id").notNull(),
+      checkpointNs: text("checkpoint_ns").notNull().default(""),
+      checkpointId: text("checkpoint_id").notNull(),
+      taskId: text("task_id").notNull(),
+      idx: integer("idx").notNull(),
+      channel: text("channel").notNull(),
+      type: text("type").notNull(),
+      blob: bytea("blob"),
+      taskPath: text("task_path").notNull().default(""),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoint_writes_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId, t.taskId, t.idx] }),
+    ],
+  );
+
+  return { checkpoints, checkpointBlobs, checkpointWrites };
+}
+
+export type PgCheckpointTables = ReturnType<typeof checkpointTables>;
+
+const defaults = checkpointTables();
+export const checkpoints = defaults.checkpoints;
+export const checkpointBlobs = defaults.checkpointBlobs;
+export const checkpointWrites = defaults.checkpointWrites;

@@ -1,0 +1,89 @@
+import { sql } from "drizzle-orm";
+import { blob, index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+export interface SQLiteTableOptions {
+  /** Prepended to every table and index name, e.g. "lg_". */
+  prefix?: string;
+}
+
+/**
+ * The saver's three tables for SQLite. `meta_source` and `meta_step` are virtual
+ * generated columns so metadata filters on them can use plain indexes (drizzle-kit
+ * cannot write json_extract index expressions, and the planner only matches those
+ * when the query repeats them exactly).
+ */
+export function checkpointTables(options: SQLiteTableOptions = {}) {
+  const prefix = options.prefix ?? "";
+
+  const checkpoints = sqliteTable(
+    `${prefix}checkpoints`,
+    {
+      threadId: text("thread_id").notNull(),
+      checkpointNs: text("checkpoint_ns").notNull().default(""),
+      checkpointId: text("checkpoint_id").notNull(),
+      parentCheckpointId: text("parent_checkpoint_id"),
+      checkpointType: text("checkpoint_type").notNull(),
+      checkpoint: blob("checkpoint", { mode: "buffer" }).notNull(),
+      metadata: text("metadata", { mode: "json" }).notNull(),
+      metaSource: text("meta_source").generatedAlwaysAs(
+        sql`case when json_type(metadata, '$.source') = 'text' then json_extract(metadata, '$.source') end`,
+        { mode: "virtual" },
+      ),
+      metaStep: real("meta_step").generatedAlwaysAs(
+        sql`case when json_type(metadata, '$.step') in ('integer', 'real') then json_extract(metadata, '$.step') end`,
+        { mode: "virtual" },
+      ),
+      // Milliseconds since the epoch, UTC.
+      createdAt: integer("created_at")
+        .notNull()
+        .default(sql`(cast(unixepoch('subsec') * 1000 as integer))`),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId] }),
+      index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
+      index(`${prefix}checkpoints_meta_source_idx`).on(t.metaSource, t.checkpointId),
+      index(`${prefix}checkpoints_meta_step_idx`).on(t.metaStep, t.checkpointId),
+      index(`${prefix}checkpoints_created_at_idx`).on(t.createdAt),
+    ],
+  );
+
+  const checkpointBlobs = sqliteTable(
+    `${prefix}checkpoint_blobs`,
+    {
+      threadId: text("thread_id").notNull(),
+      checkpointNs: text("checkpoint_ns").notNull().default(""),
+      channel: text("channel").notNull(),
+      version: text("version").notNull(),
+      type: text("type").notNull(),
+      blob: blob("blob", { mode: "buffer" }),
+    },
+    (t) => [primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.checkpointNs, t.channel, t.version] })],
+  );
+
+  const checkpointWrites = sqliteTable(
+    `${prefix}checkpoint_writes`,
+    {
+      threadId: text("thread_id").notNull(),
+      checkpointNs: text("checkpoint_ns").notNull().default(""),
+      checkpointId: text("checkpoint_id").notNull(),
+      taskId: text("task_id").notNull(),
+      idx: integer("idx").notNull(),
+      channel: text("channel").notNull(),
+      type: text("type").notNull(),
+      blob: blob("blob", { mode: "buffer" }),
+      taskPath: text("task_path").notNull().default(""),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoint_writes_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId, t.taskId, t.idx] }),
+    ],
+  );
+
+  return { checkpoints, checkpointBlobs, checkpointWrites };
+}
+
+export type SQLiteCheckpointTables = ReturnType<typeof checkpointTables>;
+
+const defaults = checkpointTables();
+export const checkpoints = defaults.checkpoints;
+export const checkpointBlobs = defaults.checkpointBlobs;
+export const checkpointWrites = defaults.checkpointWrites;

@@ -1,0 +1,236 @@
+import {
+  AIMessage,
+  AIMessageChunk,
+  ChatMessage,
+  ChatMessageChunk,
+  FunctionMessage,
+  FunctionMessageChunk,
+  HumanMessage,
+  HumanMessageChunk,
+  RemoveMessage,
+  SystemMessage,
+  SystemMessageChunk,
+  ToolMessage,
+  ToolMessageChunk,
+} from "@langchain/core/messages";
+import {
+  DeltaSnapshot,
+  JsonPlusSerializer,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import { Decoder, Encoder, ExtData, ExtensionCodec } from "@msgpack/msgpack";
+
+/**
+ * Extension codes of our MessagePack format. Stored data depends on them: never
+ * renumber, only add. (-1 is MessagePack's own timestamp, used for Date.)
+ */
+const EXT = {
+  undefined: 1,
+  map: 2,
+  set: 3,
+  lcObject: 4,
+  error: 5,
+  regexp: 6,
+  bigint: 7,
+  deltaSnapshot: 8,
+} as const;
+
+/**
+ * LangChain classes revived from `{ lc: 1, type: "constructor" }` records. Only
+ * these are ever instantiated; any other record comes back as inert data, so a
+ * row written by an attacker cannot make us load a module or run a constructor.
+ */
+const MESSAGE_CLASSES: Record<string, new (fields: never) => object> = {
+  AIMessage,
+  AIMessageChunk,
+  ChatMessage,
+  ChatMessageChunk,
+  FunctionMessage,
+  FunctionMessageChunk,
+  HumanMessage,
+  HumanMessageChunk,
+  RemoveMessage,
+  SystemMessage,
+  SystemMessageChunk,
+  ToolMessage,
+  ToolMessageChunk,
+};
+
+interface LcRecord {
+  lc: number;
+  type: string;
+  id: unknown;
+  kwargs?: unknown;
+}
+
+function isLangChainSerializable(value: object): value is { toJSON(): LcRecord } {
+  const candidate = value as { lc_serializable?: unknown; toJSON?: unknown };
+  return candidate.lc_serializable === true && typeof candidate.toJSON === "function";
+}
+
+function reviveLangChain(record: unknown): unknown {
+  if (typeof record !== "object" || record === null) return record;
+  const { lc, type, id, kwargs } = record as LcRecord;
+  const isMessagePath =
+    Array.isArray(id) &&
+    id.length >= 2 &&
+    (id[0] === "langchain_core" || id[0] === "langchain") &&
+    id.includes("messages");
+  const name = Array.isArray(id) ? id[id.length - 1] : undefined;
+  if (
+    lc === 1 &&
+    type === "constructor" &&
+    isMessagePath &&
+    typeof name === "string" &&
+    Object.hasOwn(MESSAGE_CLASSES, name) &&
+    typeof kwargs === "object" &&
+    kwargs !== null
+  ) {
+    try {
+      return new MESSAGE_CLASSES[name](kwargs as never);
+    } catch {
+      return record;
+    }
+  }
+  return record;
+}
+
+function buildCodec(): ExtensionCodec {
+  const codec = new ExtensionCodec();
+  // Encoders run in registration order for every non-primitive value.
+  codec.register({
+    type: EXT.map,
+    encode: (value) => (value instanceof Map ? encodeInner([...value.entries()]) : null),
+    decode: (data) => new Map(decodeInner(data) as [unknown, unknown][]),
+  });
+  codec.register({
+    type: EXT.set,
+    encode: (value) => (value instanceof Set ? encodeInner([...value]) : null),
+    decode: (data) => new Set(decodeInner(data) as unknown[]),
+  });
+  codec.register({
+    type: EXT.deltaSnapshot,
+    encode: (value) => (value instanceof DeltaSnapshot ? encodeInner(value.value) : null),
+    decode: (data) => new DeltaSnapshot(decodeInner(data)),
+  });
+  codec.register({
+    type: EXT.lcObject,
+    encode: (value) =>
+      typeof value === "object" && value !== null && isLangChainSerializable(value)
+        ? encodeInner(value.toJSON())
+        : null,
+    decode: (data) => reviveLangChain(decodeInner(data)),
+  });
+  codec.register({
+    type: EXT.error,
+    encode: (value) =>
+      value instanceof Error ? encodeInner({ name: value.name, message: value.message }) : null,
+    decode: (data) => {
+      const { name, message } = decodeInner(data) as { name?: unknown; message?: unknown };
+      const error = new Error(String(message ?? ""));
+      if (typeof name === "string") error.name = name;
+      return error;
+    },
+  });
+  codec.register({
+    type: EXT.regexp,
+    encode: (value) => (value instanceof RegExp ? encodeInner([value.source, value.flags]) : null),
+    decode: (data) => {
+      const [source, flags] = decodeInner(data) as [string, string];
+      return new RegExp(source, flags);
+    },
+  });
+  codec.register({
+    type: EXT.bigint,
+    encode: (value) =>
+      typeof value === "bigint" ? new TextEncoder().encode(value.toString()) : null,
+    decode: (data) => BigInt(new TextDecoder().decode(data)),
+  });
+  codec.register({
+    type: EXT.undefined,
+    encode: () => null, // written by the encoder hook below, never reached through here
+    decode: () => undefined,
+  });
+  return codec;
+}
+
+const codec = buildCodec();
+const UNDEFINED = new ExtData(EXT.undefined, new Uint8Array(0));
+
+/**
+ * MessagePack turns `undefined` into nil before extensions are consulted, so the
+ * encoder is given a hook that writes our undefined extension instead.
+ */
+function createEncoder(): Encoder {
+  const encoder = new Encoder({ extensionCodec: codec, useBigInt64: false });
+  const internals = encoder as unknown as {
+    doEncode(object: unknown, depth: number): void;
+    encodeExtension(ext: ExtData): void;
+  };
+  const doEncode = internals.doEncode.bind(encoder);
+  internals.doEncode = (object, depth) => {
+    if (object === undefined) internals.encodeExtension(UNDEFINED);
+    else if (typeof object === "bigint") internals.encodeExtension(
+      new ExtData(EXT.bigint, new TextEncoder().encode(object.toString())),
+    );
+    else doEncode(object, depth);
+  };
+  return encoder;
+}
+
+const encoder = createEncoder();
+const decoder = new Decoder({ extensionCodec: codec });
+
+function encodeInner(value: unknown): Uint8Array {
+  // Nested values reuse the same rules; a fresh encoder because the shared one is busy.
+  return createEncoder().encode(value);
+}
+
+function decodeInner(data: Uint8Array): unknown {
+  return new Decoder({ extensionCodec: codec }).decode(data);
+}
+
+export class SerializationError extends Error {
+  override name = "SerializationError";
+}
+
+/**
+ * The saver's default serializer: MessagePack with extension types for values JSON
+ * loses (Uint8Array as bytes, Date, Map, Set, undefined, bigint, RegExp, errors,
+ * LangChain messages). Reads LangGraph's JSON format ("json") and raw "bytes" too,
+ * so data written with the default serializer stays readable.
+ */
+export class MsgpackSerializer implements SerializerProtocol {
+  private readonly json = new JsonPlusSerializer();
+
+  async dumpsTyped(value: unknown): Promise<[string, Uint8Array]> {
+    if (value instanceof Uint8Array && value.constructor === Uint8Array) return ["bytes", value];
+    try {
+      return ["msgpack", encoder.encode(value)];
+    } catch (error) {
+      throw new SerializationError(
+        `cannot serialize value: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
+    switch (type) {
+      case "msgpack":
+        if (typeof data === "string") throw new SerializationError("msgpack data must be bytes");
+        try {
+          return decoder.decode(data);
+        } catch (error) {
+          throw new SerializationError(
+            `cannot decode stored msgpack value: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+      case "bytes":
+        return typeof data === "string" ? new TextEncoder().encode(data) : data;
+      case "json":
+        return this.json.loadsTyped(type, data);
+      default:
+        throw new SerializationError(`unknown serialization type "${type}"`);
+    }
+  }
+}

@@ -1,0 +1,3 @@
+import { runConformance } from "../helpers/conformance.js";
+
+runConformance("mysql");

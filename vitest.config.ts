@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    // @langchain/langgraph-checkpoint-validation calls describe/it/expect as globals.
+    globals: true,
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores: more workers only contend for the database servers.
+    maxWorkers: 3,
+  },
+});
