@@ -1,3 +1,3 @@
 export type { CheckpointTables, SupportedDatabase } from "./savers/detect.js";
-export { InvalidInputError, DrizzleSaver, type DrizzleSaverOptions } from "./savers/saver.js";
+export { DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "./savers/saver.js";
 export { MsgpackSerializer, SerializationError } from "./serde/msgpack.js";

@@ -25,10 +25,7 @@ export interface DialectChoice {
 }
 
 /** Picks the dialect from the class of the drizzle instance, as drizzle's own adapters do. */
-export function detectDialect(
-  db: SupportedDatabase,
-  tables: CheckpointTables | undefined,
-): DialectChoice {
+export function detectDialect(db: SupportedDatabase, tables: CheckpointTables | undefined): DialectChoice {
   if (is(db, PgDatabase)) {
     const own = (tables ?? pgSchema.checkpointTables()) as pgSchema.PgCheckpointTables;
     return { dialect: pgDialect(db as AnyPgDatabase, own), migrations: "pg" };
@@ -41,7 +38,5 @@ export function detectDialect(
     const own = (tables ?? sqliteSchema.checkpointTables()) as sqliteSchema.SQLiteCheckpointTables;
     return { dialect: sqliteDialect(db as AnySQLiteDatabase, own), migrations: "sqlite" };
   }
-  throw new TypeError(
-    "DrizzleSaver needs a drizzle database over postgres (postgres.js), mysql2 or better-sqlite3",
-  );
+  throw new TypeError("DrizzleSaver needs a drizzle database over postgres (postgres.js), mysql2 or better-sqlite3");
 }

@@ -10,6 +10,7 @@
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 const MARKER = "\u{10FFFD}json:";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what must be found.
 const NEEDS_ESCAPE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function escapeString(value: string): string {

@@ -1,5 +1,5 @@
-import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { MigrationMeta } from "drizzle-orm/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 
 export type { MigrationMeta };
 

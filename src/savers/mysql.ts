@@ -52,8 +52,20 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
   });
   const columns = [...given, ...extra.map((e) => e.hashColumn)];
   const rows = givenRows.map((row) => [...row, ...extra.map((e) => sha256(row[e.from]))]);
-  const names = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
-  const values = sql.join(rows.map((row) => sql`(${sql.join(row.map((value) => sql`${value}`), sql`, `)})`), sql`, `);
+  const names = sql.join(
+    columns.map((column) => sql.identifier(column.name)),
+    sql`, `,
+  );
+  const values = sql.join(
+    rows.map(
+      (row) =>
+        sql`(${sql.join(
+          row.map((value) => sql`${value}`),
+          sql`, `,
+        )})`,
+    ),
+    sql`, `,
+  );
   // Not INSERT IGNORE: it would also turn real errors (data too long) into warnings.
   const keep = sql`${sql.identifier(columns[0].name)} = ${sql.identifier(columns[0].name)}`;
   const assignments =
@@ -128,7 +140,10 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
             sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
           );
           const [applied] = (await tx.execute(sql`select created_at from ${table}`)) as unknown as [Row[]];
-          for (const migration of pendingMigrations(migrationsFolder, applied.map((row) => row.created_at))) {
+          for (const migration of pendingMigrations(
+            migrationsFolder,
+            applied.map((row) => row.created_at),
+          )) {
             for (const statement of migration.sql) if (statement.trim()) await tx.execute(sql.raw(statement));
             await tx.execute(
               sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,

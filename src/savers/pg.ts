@@ -3,8 +3,8 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
 import type { Dialect, Row } from "./dialect.js";
 import { onConflictInsert } from "./insert-sql.js";
-import { pendingMigrations, lockNumber } from "./migrations.js";
 import type { JsonValue } from "./metadata.js";
+import { lockNumber, pendingMigrations } from "./migrations.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any>;
@@ -57,15 +57,16 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
       await db.transaction(async (tx) => {
         // Serialises concurrent setup() calls across processes until this transaction ends.
         await tx.execute(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${migrationsTable}`)})`);
-        const schemaExists = rowsOf(
-          await tx.execute(sql`select 1 from pg_namespace where nspname = ${schema}`),
-        ).length;
+        const schemaExists = rowsOf(await tx.execute(sql`select 1 from pg_namespace where nspname = ${schema}`)).length;
         if (!schemaExists) await tx.execute(sql`create schema ${sql.identifier(schema)}`);
         await tx.execute(
           sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
         );
         const applied = rowsOf(await tx.execute(sql`select created_at from ${table}`));
-        for (const migration of pendingMigrations(migrationsFolder, applied.map((row) => row.created_at))) {
+        for (const migration of pendingMigrations(
+          migrationsFolder,
+          applied.map((row) => row.created_at),
+        )) {
           for (const statement of migration.sql) {
             if (statement.trim()) await tx.execute(sql.raw(statement));
           }

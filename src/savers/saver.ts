@@ -175,7 +175,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const checkpointId = configurable.checkpoint_id;
     const c = this.dialect.columns.checkpoints;
     const conditions = [sql`${c.threadId} = ${threadId}`, sql`${c.nsKey} = ${this.dialect.nsKey(ns)}`];
-    if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${requireId(checkpointId, "checkpoint_id")}`);
+    if (checkpointId !== undefined)
+      conditions.push(sql`${c.checkpointId} = ${requireId(checkpointId, "checkpoint_id")}`);
     const rows = await this.selectCheckpoints(sql.join(conditions, sql` and `), 1);
     const [tuple] = await this.loadTuples(rows);
     return tuple;
@@ -230,8 +231,10 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const configurable = configurableOf(config, "put");
     const threadId = requireId(configurable.thread_id, "thread_id");
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
-    const parentId = configurable.checkpoint_id === undefined ? null : requireId(configurable.checkpoint_id, "checkpoint_id");
-    if (checkpoint === null || typeof checkpoint !== "object") throw new InvalidInputError("put: checkpoint must be an object");
+    const parentId =
+      configurable.checkpoint_id === undefined ? null : requireId(configurable.checkpoint_id, "checkpoint_id");
+    if (checkpoint === null || typeof checkpoint !== "object")
+      throw new InvalidInputError("put: checkpoint must be an object");
     const checkpointId = requireId(checkpoint.id, "checkpoint.id");
 
     // Serialise everything before touching the database, so bad input writes nothing.
@@ -264,9 +267,25 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     statements.push(
       this.dialect.insert({
         table: c.table,
-        columns: [c.threadId, c.checkpointNs, c.checkpointId, c.parentCheckpointId, c.checkpointType, c.checkpoint, c.metadata],
+        columns: [
+          c.threadId,
+          c.checkpointNs,
+          c.checkpointId,
+          c.parentCheckpointId,
+          c.checkpointType,
+          c.checkpoint,
+          c.metadata,
+        ],
         rows: [
-          [threadId, ns, checkpointId, parentId, checkpointType, toBuffer(checkpointBytes), this.dialect.jsonParam(metadataJson)],
+          [
+            threadId,
+            ns,
+            checkpointId,
+            parentId,
+            checkpointType,
+            toBuffer(checkpointBytes),
+            this.dialect.jsonParam(metadataJson),
+          ],
         ],
         conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
         update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.metadata],
@@ -308,7 +327,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const statements: SQL[] = [];
     // Special channels (errors, interrupts, resumes) replace what the task wrote before;
     // a regular write is recorded once, so a retried task cannot change a stored result.
-    if (special.length > 0) statements.push(this.dialect.insert({ ...spec, rows: special, update: [w.channel, w.type, w.blob, w.taskPath] }));
+    if (special.length > 0)
+      statements.push(this.dialect.insert({ ...spec, rows: special, update: [w.channel, w.type, w.blob, w.taskPath] }));
     if (regular.length > 0) statements.push(this.dialect.insert({ ...spec, rows: regular, update: [] }));
     await this.dialect.atomically(statements);
   }
@@ -371,11 +391,18 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     });
   }
 
-  private async loadChannelValues(rows: CheckpointRow[], checkpoints: Checkpoint[]): Promise<Record<string, unknown>[]> {
+  private async loadChannelValues(
+    rows: CheckpointRow[],
+    checkpoints: Checkpoint[],
+  ): Promise<Record<string, unknown>[]> {
     const b = this.dialect.columns.blobs;
     const groups = new Map<string, { threadId: string; ns: string; pairs: Map<string, [string, string]> }>();
     rows.forEach((row, i) => {
-      const group = groups.get(JSON.stringify([row.threadId, row.ns])) ?? { threadId: row.threadId, ns: row.ns, pairs: new Map() };
+      const group = groups.get(JSON.stringify([row.threadId, row.ns])) ?? {
+        threadId: row.threadId,
+        ns: row.ns,
+        pairs: new Map(),
+      };
       groups.set(JSON.stringify([row.threadId, row.ns]), group);
       for (const [channel, version] of Object.entries(checkpoints[i].channel_versions ?? {})) {
         group.pairs.set(JSON.stringify([channel, String(version)]), [channel, String(version)]);
@@ -444,7 +471,11 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       .map((row) => ({ row, sortKey: writesSortKey(row.task_path as string, row.task_id as string, Number(row.idx)) }))
       .sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
     for (const { row } of sorted) {
-      const key = keyOf({ threadId: row.thread_id as string, ns: row.checkpoint_ns as string, checkpointId: row.checkpoint_id as string });
+      const key = keyOf({
+        threadId: row.thread_id as string,
+        ns: row.checkpoint_ns as string,
+        checkpointId: row.checkpoint_id as string,
+      });
       const value = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
       const list = result.get(key) ?? [];
       result.set(key, list);
@@ -465,7 +496,11 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     rows.forEach((row, i) => {
       if (checkpoints[i].v >= 4 || row.parentCheckpointId === null) return;
       const parentWrites = writes.get(keyOf({ ...row, checkpointId: row.parentCheckpointId }));
-      if (parentWrites?.length) result.set(i, parentWrites.map(([, , value]) => value));
+      if (parentWrites?.length)
+        result.set(
+          i,
+          parentWrites.map(([, , value]) => value),
+        );
     });
     return result;
   }
@@ -473,7 +508,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private applyPendingSends(checkpoint: Checkpoint, sends: unknown[]): void {
     checkpoint.channel_values[TASKS] = sends;
     const versions = Object.values(checkpoint.channel_versions);
-    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+    checkpoint.channel_versions[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
 }
 

@@ -44,9 +44,7 @@ function jsonEachOps(): JsonNodeOps<JsonNode> {
   };
 }
 
-export function sqliteDialect(
-  db: AnySQLiteDatabase,
-  tables: SQLiteCheckpointTables): Dialect {
+export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTables): Dialect {
   const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
   const columns = {
     checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.checkpointNs },
@@ -100,9 +98,14 @@ export function sqliteDialect(
     async migrate({ migrationsFolder, migrationsTable }) {
       const table = sql.identifier(migrationsTable);
       transaction(() => {
-        db.run(sql`create table if not exists ${table} (id integer primary key autoincrement, hash text not null, created_at numeric)`);
+        db.run(
+          sql`create table if not exists ${table} (id integer primary key autoincrement, hash text not null, created_at numeric)`,
+        );
         const applied = db.all<Row>(sql`select created_at from ${table}`);
-        for (const migration of pendingMigrations(migrationsFolder, applied.map((row) => row.created_at))) {
+        for (const migration of pendingMigrations(
+          migrationsFolder,
+          applied.map((row) => row.created_at),
+        )) {
           for (const statement of migration.sql) if (statement.trim()) db.run(sql.raw(statement));
           db.run(sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`);
         }

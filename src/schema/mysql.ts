@@ -76,9 +76,7 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
         sql`case when json_type(json_extract(metadata, '$.step')) in ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') then json_extract(metadata, '$.step') + 0 end`,
         { mode: "virtual" },
       ),
-      createdAt: timestamp("created_at", { fsp: 3 })
-        .notNull()
-        .default(sql`CURRENT_TIMESTAMP(3)`),
+      createdAt: timestamp("created_at", { fsp: 3 }).notNull().default(sql`CURRENT_TIMESTAMP(3)`),
     },
     (t) => [
       primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.nsHash, t.checkpointId] }),
@@ -100,7 +98,9 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       type: varchar("type", { length: 64 }).notNull(),
       blob: longblob("blob"),
     },
-    (t) => [primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.nsHash, t.channel, t.version] })],
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.nsHash, t.channel, t.version] }),
+    ],
   );
 
   const checkpointWrites = mysqlTable(
@@ -119,7 +119,10 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       taskPath: text("task_path").notNull(),
     },
     (t) => [
-      primaryKey({ name: `${prefix}checkpoint_writes_pk`, columns: [t.threadId, t.nsHash, t.checkpointId, t.taskHash, t.idx] }),
+      primaryKey({
+        name: `${prefix}checkpoint_writes_pk`,
+        columns: [t.threadId, t.nsHash, t.checkpointId, t.taskHash, t.idx],
+      }),
     ],
   );
 

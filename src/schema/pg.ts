@@ -1,14 +1,4 @@
-import {
-  customType,
-  index,
-  integer,
-  jsonb,
-  pgSchema,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-} from "drizzle-orm/pg-core";
+import { customType, index, integer, jsonb, pgSchema, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => "bytea",
@@ -63,7 +53,9 @@ export function checkpointTables(options: PgTableOptions = {}) {
       type: text("type").notNull(),
       blob: bytea("blob"),
     },
-    (t) => [primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.checkpointNs, t.channel, t.version] })],
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.checkpointNs, t.channel, t.version] }),
+    ],
   );
 
   const checkpointWrites = table(
@@ -80,7 +72,10 @@ export function checkpointTables(options: PgTableOptions = {}) {
       taskPath: text("task_path").notNull().default(""),
     },
     (t) => [
-      primaryKey({ name: `${prefix}checkpoint_writes_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId, t.taskId, t.idx] }),
+      primaryKey({
+        name: `${prefix}checkpoint_writes_pk`,
+        columns: [t.threadId, t.checkpointNs, t.checkpointId, t.taskId, t.idx],
+      }),
     ],
   );
 

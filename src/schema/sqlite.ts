@@ -34,9 +34,7 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
         { mode: "virtual" },
       ),
       // Milliseconds since the epoch, UTC.
-      createdAt: integer("created_at")
-        .notNull()
-        .default(sql`(cast(unixepoch('subsec') * 1000 as integer))`),
+      createdAt: integer("created_at").notNull().default(sql`(cast(unixepoch('subsec') * 1000 as integer))`),
     },
     (t) => [
       primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId] }),
@@ -57,7 +55,9 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
       type: text("type").notNull(),
       blob: blob("blob", { mode: "buffer" }),
     },
-    (t) => [primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.checkpointNs, t.channel, t.version] })],
+    (t) => [
+      primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.checkpointNs, t.channel, t.version] }),
+    ],
   );
 
   const checkpointWrites = sqliteTable(
@@ -74,7 +74,10 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
       taskPath: text("task_path").notNull().default(""),
     },
     (t) => [
-      primaryKey({ name: `${prefix}checkpoint_writes_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId, t.taskId, t.idx] }),
+      primaryKey({
+        name: `${prefix}checkpoint_writes_pk`,
+        columns: [t.threadId, t.checkpointNs, t.checkpointId, t.taskId, t.idx],
+      }),
     ],
   );
 

@@ -13,11 +13,7 @@ import {
   ToolMessage,
   ToolMessageChunk,
 } from "@langchain/core/messages";
-import {
-  DeltaSnapshot,
-  JsonPlusSerializer,
-  type SerializerProtocol,
-} from "@langchain/langgraph-checkpoint";
+import { DeltaSnapshot, JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { Decoder, Encoder, ExtData, ExtensionCodec } from "@msgpack/msgpack";
 
 /**
@@ -123,8 +119,7 @@ function buildCodec(): ExtensionCodec {
   });
   codec.register({
     type: EXT.error,
-    encode: (value) =>
-      value instanceof Error ? encodeInner({ name: value.name, message: value.message }) : null,
+    encode: (value) => (value instanceof Error ? encodeInner({ name: value.name, message: value.message }) : null),
     decode: (data) => {
       const { name, message } = decodeInner(data) as { name?: unknown; message?: unknown };
       const error = new Error(String(message ?? ""));
@@ -142,8 +137,7 @@ function buildCodec(): ExtensionCodec {
   });
   codec.register({
     type: EXT.bigint,
-    encode: (value) =>
-      typeof value === "bigint" ? new TextEncoder().encode(value.toString()) : null,
+    encode: (value) => (typeof value === "bigint" ? new TextEncoder().encode(value.toString()) : null),
     decode: (data) => BigInt(new TextDecoder().decode(data)),
   });
   codec.register({
@@ -170,9 +164,8 @@ function createEncoder(): Encoder {
   const doEncode = internals.doEncode.bind(encoder);
   internals.doEncode = (object, depth) => {
     if (object === undefined) internals.encodeExtension(UNDEFINED);
-    else if (typeof object === "bigint") internals.encodeExtension(
-      new ExtData(EXT.bigint, new TextEncoder().encode(object.toString())),
-    );
+    else if (typeof object === "bigint")
+      internals.encodeExtension(new ExtData(EXT.bigint, new TextEncoder().encode(object.toString())));
     else doEncode(object, depth);
   };
   return encoder;
@@ -208,9 +201,7 @@ export class MsgpackSerializer implements SerializerProtocol {
     try {
       return ["msgpack", encoder.encode(value)];
     } catch (error) {
-      throw new SerializationError(
-        `cannot serialize value: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      throw new SerializationError(`cannot serialize value: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 

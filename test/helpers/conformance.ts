@@ -1,6 +1,6 @@
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import { DrizzleSaver } from "../../src/index.js";
-import { type DialectName, clearTables, freshSaver } from "./databases.js";
+import { clearTables, type DialectName, freshSaver } from "./databases.js";
 
 /** LangGraph's own conformance suite, unchanged, on one dialect (one file each, so they run in parallel). */
 export function runConformance(dialect: DialectName): void {

@@ -1,0 +1,153 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { type Checkpoint, type CheckpointMetadata, uuid6 } from "@langchain/langgraph-checkpoint";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DrizzleSaver, InvalidInputError } from "../../src/index.js";
+import { DIALECTS, freshSaver } from "../helpers/databases.js";
+
+function checkpoint(values: Record<string, unknown> = {}): Checkpoint {
+  return {
+    v: 4,
+    id: uuid6(-1),
+    ts: new Date().toISOString(),
+    channel_values: values,
+    channel_versions: Object.fromEntries(Object.keys(values).map((key) => [key, "1"])),
+    versions_seen: {},
+  };
+}
+const metadata: CheckpointMetadata = { source: "loop", step: 0, parents: {} };
+
+async function countRows(saver: DrizzleSaver): Promise<number> {
+  let count = 0;
+  for await (const _ of saver.list({})) count++;
+  return count;
+}
+
+describe.each(DIALECTS)("input handling on %s", (dialect) => {
+  let saver: DrizzleSaver;
+  let url: string;
+  beforeAll(async () => {
+    ({ saver, url } = await freshSaver(dialect));
+  });
+  afterAll(() => saver.close());
+
+  it("rejects writes without a thread_id and writes nothing", async () => {
+    const before = await countRows(saver);
+    await expect(saver.put({ configurable: {} }, checkpoint(), metadata, {})).rejects.toThrow(InvalidInputError);
+    await expect(saver.put({}, checkpoint(), metadata, {})).rejects.toThrow(/thread_id/);
+    await expect(saver.put({ configurable: { thread_id: 42 } }, checkpoint(), metadata, {})).rejects.toThrow(
+      /thread_id must be a non-empty string, got number/,
+    );
+    expect(await countRows(saver)).toBe(before);
+  });
+
+  it("rejects putWrites without a checkpoint_id and writes nothing", async () => {
+    const config = await saver.put({ configurable: { thread_id: "t-writes" } }, checkpoint(), metadata, {});
+    await expect(saver.putWrites({ configurable: { thread_id: "t-writes" } }, [["a", 1]], "task")).rejects.toThrow(
+      /checkpoint_id/,
+    );
+    expect((await saver.getTuple(config))?.pendingWrites).toEqual([]);
+  });
+
+  it("rejects a value the serializer cannot encode, and stores nothing of that put", async () => {
+    const bad = checkpoint({ ok: 1, broken: () => "no" });
+    await expect(
+      saver.put({ configurable: { thread_id: "t-serde" } }, bad, metadata, { ok: "1", broken: "1" }),
+    ).rejects.toThrow(/cannot serialize/);
+    expect(await saver.getTuple({ configurable: { thread_id: "t-serde" } })).toBeUndefined();
+    const config = await saver.put({ configurable: { thread_id: "t-serde" } }, checkpoint(), metadata, {});
+    await expect(
+      saver.putWrites(
+        config,
+        [
+          ["a", 1],
+          ["b", Symbol("s")],
+        ],
+        "task",
+      ),
+    ).rejects.toThrow(/cannot serialize/);
+    expect((await saver.getTuple(config))?.pendingWrites).toEqual([]);
+  });
+
+  it("rejects metadata that is not an object", async () => {
+    await expect(
+      saver.put({ configurable: { thread_id: "t-meta" } }, checkpoint(), "x" as unknown as CheckpointMetadata, {}),
+    ).rejects.toThrow(/metadata must be an object/);
+    expect(await saver.getTuple({ configurable: { thread_id: "t-meta" } })).toBeUndefined();
+  });
+
+  it("stores ids of 255 characters (multi-byte too) and deeply nested namespaces", async () => {
+    const threadId = "é".repeat(100) + "t".repeat(154) + "😀".slice(0, 1).replace(/./u, "x");
+    expect([...threadId].length).toBe(255);
+    const ns = Array.from({ length: 12 }, (_, i) => `node_${i}_${"n".repeat(20)}:${uuid6(-1)}`).join("|");
+    const saved = checkpoint({ messages: ["hello"] });
+    saved.id = `${uuid6(-1)}-${"c".repeat(255 - 37)}`;
+    expect(saved.id.length).toBe(255);
+    const config = await saver.put({ configurable: { thread_id: threadId, checkpoint_ns: ns } }, saved, metadata, {
+      messages: "1",
+    });
+    const taskId = "τ".repeat(255);
+    await saver.putWrites(config, [["messages", "w"]], taskId);
+    const tuple = await saver.getTuple(config);
+    expect(tuple?.checkpoint).toEqual(saved);
+    expect(tuple?.pendingWrites).toEqual([[taskId, "messages", "w"]]);
+    const listed = [];
+    for await (const item of saver.list({ configurable: { thread_id: threadId, checkpoint_ns: ns } }))
+      listed.push(item);
+    expect(listed).toHaveLength(1);
+    await expect(
+      saver.put({ configurable: { thread_id: "x".repeat(256) } }, checkpoint(), metadata, {}),
+    ).rejects.toThrow(/longer than 255/);
+  });
+
+  it("keeps ids that differ only in case or trailing spaces apart", async () => {
+    const a = await saver.put({ configurable: { thread_id: "Case" } }, checkpoint({ v: "upper" }), metadata, {
+      v: "1",
+    });
+    const b = await saver.put({ configurable: { thread_id: "case " } }, checkpoint({ v: "lower" }), metadata, {
+      v: "1",
+    });
+    expect((await saver.getTuple(a))?.checkpoint.channel_values).toEqual({ v: "upper" });
+    expect((await saver.getTuple(b))?.checkpoint.channel_values).toEqual({ v: "lower" });
+  });
+
+  it("lets a second saver instance read what the first wrote", async () => {
+    const config: RunnableConfig = await saver.put(
+      { configurable: { thread_id: "t-shared" } },
+      checkpoint({ messages: [1, 2] }),
+      metadata,
+      { messages: "1" },
+    );
+    await saver.putWrites(config, [["messages", 3]], "task-1");
+    const other = await DrizzleSaver.fromUrl(url);
+    try {
+      const tuple = await other.getTuple({ configurable: { thread_id: "t-shared" } });
+      expect(tuple?.checkpoint.channel_values).toEqual({ messages: [1, 2] });
+      expect(tuple?.pendingWrites).toEqual([["task-1", "messages", 3]]);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("DrizzleSaver.fromUrl", () => {
+  it("rejects unknown schemes with a clear error", async () => {
+    await expect(DrizzleSaver.fromUrl("redis://localhost:6379")).rejects.toThrow(
+      /unsupported database URL scheme "redis:/,
+    );
+    await expect(DrizzleSaver.fromUrl("")).rejects.toThrow(/URL is required/);
+  });
+
+  it("opens SQLite from :memory:, file: and a plain path", async () => {
+    for (const url of [":memory:", "file::memory:"]) {
+      const saver = await DrizzleSaver.fromUrl(url);
+      await saver.setup();
+      await saver.put({ configurable: { thread_id: "m" } }, checkpoint(), metadata, {});
+      expect(await saver.getTuple({ configurable: { thread_id: "m" } })).toBeDefined();
+      await saver.close();
+    }
+  });
+
+  it("refuses a database object it does not know", () => {
+    expect(() => new DrizzleSaver({} as never)).toThrow(/postgres \(postgres.js\), mysql2 or better-sqlite3/);
+  });
+});
