@@ -60,6 +60,7 @@ CREATE TABLE "checkpoints" (
 	"parent_checkpoint_id" text,
 	"checkpoint_type" text NOT NULL,
 	"checkpoint" "bytea" NOT NULL,
+	"channel_versions" jsonb NOT NULL,
 	"metadata" jsonb NOT NULL,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "checkpoints_pk" PRIMARY KEY("thread_id","checkpoint_ns","checkpoint_id")
@@ -83,4 +84,4 @@ CREATE TABLE "checkpoints_p7" PARTITION OF "checkpoints" FOR VALUES WITH (MODULU
 --> statement-breakpoint
 CREATE INDEX "checkpoints_metadata_idx" ON "checkpoints" USING gin ("metadata" jsonb_path_ops);--> statement-breakpoint
 CREATE INDEX "checkpoints_checkpoint_id_idx" ON "checkpoints" USING btree ("checkpoint_id");--> statement-breakpoint
-CREATE INDEX "checkpoints_created_at_idx" ON "checkpoints" USING btree ("created_at");
+CREATE INDEX "checkpoints_thread_created_at_idx" ON "checkpoints" USING btree ("thread_id","created_at");

@@ -28,9 +28,11 @@ CREATE TABLE `checkpoints` (
 	`parent_checkpoint_id` text,
 	`checkpoint_type` text NOT NULL,
 	`checkpoint` blob NOT NULL,
+	`channel_versions` text NOT NULL,
 	`metadata` text NOT NULL,
 	`meta_source` text GENERATED ALWAYS AS (case when json_type(metadata, '$.source') = 'text' then json_extract(metadata, '$.source') end) VIRTUAL,
 	`meta_step` real GENERATED ALWAYS AS (case when json_type(metadata, '$.step') in ('integer', 'real') then json_extract(metadata, '$.step') end) VIRTUAL,
+	`meta_run_id` text GENERATED ALWAYS AS (case when json_type(metadata, '$.run_id') = 'text' then json_extract(metadata, '$.run_id') end) VIRTUAL,
 	`created_at` integer DEFAULT (cast(unixepoch('subsec') * 1000 as integer)) NOT NULL,
 	PRIMARY KEY(`thread_id`, `checkpoint_ns`, `checkpoint_id`)
 );
@@ -38,4 +40,5 @@ CREATE TABLE `checkpoints` (
 CREATE INDEX `checkpoints_checkpoint_id_idx` ON `checkpoints` (`checkpoint_id`);--> statement-breakpoint
 CREATE INDEX `checkpoints_meta_source_idx` ON `checkpoints` (`meta_source`,`checkpoint_id`);--> statement-breakpoint
 CREATE INDEX `checkpoints_meta_step_idx` ON `checkpoints` (`meta_step`,`checkpoint_id`);--> statement-breakpoint
-CREATE INDEX `checkpoints_created_at_idx` ON `checkpoints` (`created_at`);
+CREATE INDEX `checkpoints_meta_run_id_idx` ON `checkpoints` (`meta_run_id`);--> statement-breakpoint
+CREATE INDEX `checkpoints_thread_created_at_idx` ON `checkpoints` (`thread_id`,`created_at`);

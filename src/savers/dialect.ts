@@ -12,6 +12,8 @@ export interface CheckpointColumns {
   parentCheckpointId: Column;
   checkpointType: Column;
   checkpoint: Column;
+  /** JSON copy of the checkpoint's channel_versions, so SQL can join its blobs. */
+  channelVersions: Column;
   metadata: Column;
   createdAt: Column;
 }

@@ -241,6 +241,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const { channel_values: values = {}, ...withoutValues } = checkpoint;
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
     const metadataJson = serializeMetadata(metadata);
+    const versionsJson = JSON.stringify(checkpoint.channel_versions ?? {});
     const blobRows: unknown[][] = [];
     for (const [channel, version] of Object.entries(newVersions ?? {})) {
       const hasValue = Object.hasOwn(values, channel);
@@ -274,6 +275,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
           c.parentCheckpointId,
           c.checkpointType,
           c.checkpoint,
+          c.channelVersions,
           c.metadata,
         ],
         rows: [
@@ -284,11 +286,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
             parentId,
             checkpointType,
             toBuffer(checkpointBytes),
+            this.dialect.jsonParam(versionsJson),
             this.dialect.jsonParam(metadataJson),
           ],
         ],
         conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
-        update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.metadata],
+        update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.channelVersions, c.metadata],
       }),
     );
     await this.dialect.atomically(statements);

@@ -50,8 +50,8 @@ export interface MySqlTableOptions {
 
 /**
  * The saver's three tables for MySQL 8 / MariaDB 10.11. InnoDB keys are limited to
- * 3072 bytes, hence the hashed namespace and task id in primary keys. `meta_source`
- * and `meta_step` are generated from the metadata so filters on them use ordinary
+ * 3072 bytes, hence the hashed namespace and task id in primary keys. `meta_source`,
+ * `meta_step` and `meta_run_id` are generated from the metadata so filters on them use ordinary
  * indexes (MariaDB has no functional indexes).
  */
 export function checkpointTables(options: MySqlTableOptions = {}) {
@@ -67,6 +67,8 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       parentCheckpointId: id("parent_checkpoint_id"),
       checkpointType: varchar("checkpoint_type", { length: 64 }).notNull(),
       checkpoint: longblob("checkpoint").notNull(),
+      // Also inside `checkpoint`; kept as JSON so SQL can find a checkpoint's blobs.
+      channelVersions: json("channel_versions").notNull(),
       metadata: json("metadata").notNull(),
       metaSource: varchar("meta_source", { length: 64 }).generatedAlwaysAs(
         sql`case when json_type(json_extract(metadata, '$.source')) = 'STRING' and char_length(json_unquote(json_extract(metadata, '$.source'))) <= 64 then json_unquote(json_extract(metadata, '$.source')) end`,
@@ -76,6 +78,10 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
         sql`case when json_type(json_extract(metadata, '$.step')) in ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') then json_extract(metadata, '$.step') + 0 end`,
         { mode: "virtual" },
       ),
+      metaRunId: varchar("meta_run_id", { length: 255 }).generatedAlwaysAs(
+        sql`case when json_type(json_extract(metadata, '$.run_id')) = 'STRING' and char_length(json_unquote(json_extract(metadata, '$.run_id'))) <= 255 then json_unquote(json_extract(metadata, '$.run_id')) end`,
+        { mode: "virtual" },
+      ),
       createdAt: timestamp("created_at", { fsp: 3 }).notNull().default(sql`CURRENT_TIMESTAMP(3)`),
     },
     (t) => [
@@ -83,7 +89,9 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
       index(`${prefix}checkpoints_meta_source_idx`).on(t.metaSource, t.checkpointId),
       index(`${prefix}checkpoints_meta_step_idx`).on(t.metaStep, t.checkpointId),
-      index(`${prefix}checkpoints_created_at_idx`).on(t.createdAt),
+      index(`${prefix}checkpoints_meta_run_id_idx`).on(t.metaRunId),
+      // Idle threads (retention): a thread's newest checkpoint time without reading its rows.
+      index(`${prefix}checkpoints_thread_created_at_idx`).on(t.threadId, t.createdAt),
     ],
   );
 

@@ -30,6 +30,8 @@ export function checkpointTables(options: PgTableOptions = {}) {
       parentCheckpointId: text("parent_checkpoint_id"),
       checkpointType: text("checkpoint_type").notNull(),
       checkpoint: bytea("checkpoint").notNull(),
+      // Also inside `checkpoint`; kept as JSON so SQL can find a checkpoint's blobs.
+      channelVersions: jsonb("channel_versions").notNull(),
       metadata: jsonb("metadata").notNull(),
       createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     },
@@ -39,7 +41,8 @@ export function checkpointTables(options: PgTableOptions = {}) {
       index(`${prefix}checkpoints_metadata_idx`).using("gin", t.metadata.op("jsonb_path_ops")),
       // Cross-thread history, newest first.
       index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
-      index(`${prefix}checkpoints_created_at_idx`).on(t.createdAt),
+      // Idle threads (retention): a thread's newest checkpoint time without reading its rows.
+      index(`${prefix}checkpoints_thread_created_at_idx`).on(t.threadId, t.createdAt),
     ],
   );
 

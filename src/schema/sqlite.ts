@@ -24,6 +24,8 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
       parentCheckpointId: text("parent_checkpoint_id"),
       checkpointType: text("checkpoint_type").notNull(),
       checkpoint: blob("checkpoint", { mode: "buffer" }).notNull(),
+      // Also inside `checkpoint`; kept as JSON so SQL can find a checkpoint's blobs.
+      channelVersions: text("channel_versions", { mode: "json" }).notNull(),
       metadata: text("metadata", { mode: "json" }).notNull(),
       metaSource: text("meta_source").generatedAlwaysAs(
         sql`case when json_type(metadata, '$.source') = 'text' then json_extract(metadata, '$.source') end`,
@@ -31,6 +33,10 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
       ),
       metaStep: real("meta_step").generatedAlwaysAs(
         sql`case when json_type(metadata, '$.step') in ('integer', 'real') then json_extract(metadata, '$.step') end`,
+        { mode: "virtual" },
+      ),
+      metaRunId: text("meta_run_id").generatedAlwaysAs(
+        sql`case when json_type(metadata, '$.run_id') = 'text' then json_extract(metadata, '$.run_id') end`,
         { mode: "virtual" },
       ),
       // Milliseconds since the epoch, UTC.
@@ -41,7 +47,9 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
       index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
       index(`${prefix}checkpoints_meta_source_idx`).on(t.metaSource, t.checkpointId),
       index(`${prefix}checkpoints_meta_step_idx`).on(t.metaStep, t.checkpointId),
-      index(`${prefix}checkpoints_created_at_idx`).on(t.createdAt),
+      index(`${prefix}checkpoints_meta_run_id_idx`).on(t.metaRunId),
+      // Idle threads (retention): a thread's newest checkpoint time without reading its rows.
+      index(`${prefix}checkpoints_thread_created_at_idx`).on(t.threadId, t.createdAt),
     ],
   );
 
