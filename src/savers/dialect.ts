@@ -92,6 +92,22 @@ export interface Dialect {
    * key with a JSON-equal value (entries are in stored form, see metadata.ts).
    */
   metadataMatches(entries: [string, JsonValue][]): SQL;
+  /** The text of a top-level field of a JSON document (numbers as their JSON text). */
+  jsonField(document: SQL, key: string): SQL;
+  /** A value comparable with `created_at`, for a time in milliseconds since the epoch. */
+  epochMillis(ms: number): SQL;
+  /** `created_at` as the driver returned it, as a Date. */
+  readTimestamp(value: unknown): Date;
+  /** Rows and bytes on disk (data plus indexes) of the three tables. */
+  tableStats(): Promise<TableStats[]>;
+  /** Journal timestamps (`folderMillis`) of the migrations recorded as applied. */
+  appliedMigrations(options: MigrationOptions): Promise<number[]>;
   /** Applies the shipped migrations under a lock that serialises concurrent callers. */
   migrate(options: MigrationOptions): Promise<void>;
+}
+
+export interface TableStats {
+  table: string;
+  rows: number;
+  bytes: number;
 }

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 
@@ -18,4 +20,19 @@ export function lockNumber(name: string): number {
   let hash = 0;
   for (const char of name) hash = (Math.imul(hash, 31) + (char.codePointAt(0) ?? 0)) | 0;
   return hash & 0x7fffffff;
+}
+
+export interface MigrationInfo {
+  /** File name without ".sql", e.g. "0000_init". */
+  tag: string;
+  /** The journal timestamp that identifies the migration. */
+  createdAt: number;
+}
+
+/** The migrations of a folder, from drizzle-kit's journal, oldest first. */
+export function journal(folder: string): MigrationInfo[] {
+  const { entries } = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string; when: number }[];
+  };
+  return entries.map((entry) => ({ tag: entry.tag, createdAt: entry.when }));
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type Column, type SQL, sql } from "drizzle-orm";
+import { type Column, getTableName, type SQL, sql } from "drizzle-orm";
 import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
@@ -126,6 +126,29 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
         parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
       }
       return sql`(${sql.join(parts, sql` and `)})`;
+    },
+    jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
+    epochMillis: (ms) => sql`from_unixtime(${ms} / 1000)`,
+    readTimestamp: (value) => (value instanceof Date ? value : new Date(String(value))),
+    async tableStats() {
+      return Promise.all(
+        [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {
+          const [[row]] = (await db.execute(
+            sql`select (select count(*) from ${table}) as \`rows\`,
+              (select coalesce(sum(data_length + index_length), 0) from information_schema.tables
+               where table_schema = database() and table_name = ${getTableName(table)}) as bytes`,
+          )) as unknown as [[Row]];
+          return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
+        }),
+      );
+    },
+    async appliedMigrations({ migrationsTable }) {
+      const [found] = (await db.execute(
+        sql`select 1 from information_schema.tables where table_schema = database() and table_name = ${migrationsTable}`,
+      )) as unknown as [Row[]];
+      if (found.length === 0) return [];
+      const rows = await query(sql`select created_at from ${sql.identifier(migrationsTable)}`);
+      return rows.map((row) => Number(row.created_at));
     },
     async migrate({ migrationsFolder, migrationsTable }) {
       const table = sql.identifier(migrationsTable);

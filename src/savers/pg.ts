@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { getTableName, sql } from "drizzle-orm";
+import { getTableConfig, type PgDatabase, type PgQueryResultHKT, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
 import type { Dialect, Row } from "./dialect.js";
 import { onConflictInsert } from "./insert-sql.js";
@@ -8,6 +8,13 @@ import { lockNumber, pendingMigrations } from "./migrations.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any>;
+
+const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+
+function qualifiedName(table: PgTable): string {
+  const { schema, name } = getTableConfig(table);
+  return schema ? `${quote(schema)}.${quote(name)}` : quote(name);
+}
 
 function rowsOf(result: unknown): Row[] {
   // postgres.js returns the rows themselves; node-postgres wraps them in { rows }.
@@ -50,6 +57,37 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
           sql`${checkpoints.metadata} -> ${key}::text = ${JSON.stringify(value)}::jsonb`,
       );
       return sql`(${checkpoints.metadata} @> ${containment}::jsonb and ${sql.join(exact, sql` and `)})`;
+    },
+    jsonField: (document, key) => sql`${document} ->> ${key}::text`,
+    epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
+    readTimestamp(value) {
+      if (value instanceof Date) return value;
+      // drizzle's postgres.js driver returns timestamptz as text: "2024-01-02 03:04:05.678+00".
+      return new Date(
+        String(value)
+          .replace(" ", "T")
+          .replace(/([+-]\d\d)$/, "$1:00"),
+      );
+    },
+    async tableStats() {
+      return Promise.all(
+        [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {
+          const name = qualifiedName(table);
+          // Partitioned tables keep their rows and indexes in the partitions.
+          const [row] = rowsOf(
+            await db.execute(sql`select (select count(*) from ${table}) as rows,
+              (select coalesce(sum(pg_total_relation_size(relid)), 0) from pg_partition_tree(${name}::regclass)) as bytes`),
+          );
+          return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
+        }),
+      );
+    },
+    async appliedMigrations({ migrationsTable, migrationsSchema }) {
+      const name = `${quote(migrationsSchema ?? "public")}.${quote(migrationsTable)}`;
+      const [exists] = rowsOf(await db.execute(sql`select to_regclass(${name}) is not null as found`));
+      if (!exists.found) return [];
+      const table = sql`${sql.identifier(migrationsSchema ?? "public")}.${sql.identifier(migrationsTable)}`;
+      return rowsOf(await db.execute(sql`select created_at from ${table}`)).map((row) => Number(row.created_at));
     },
     async migrate({ migrationsFolder, migrationsTable, migrationsSchema }) {
       const schema = migrationsSchema ?? "public";

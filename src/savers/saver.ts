@@ -9,6 +9,7 @@ import {
   type CheckpointPendingWrite,
   type CheckpointTuple,
   compareWritesSortKeys,
+  type DeltaChannelHistory,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
@@ -16,76 +17,36 @@ import {
   WRITES_IDX_MAP,
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
-import { type Column, type SQL, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { connect } from "./connect.js";
 import { type CheckpointTables, detectDialect, type SupportedDatabase } from "./detect.js";
-import type { Dialect, Row } from "./dialect.js";
+import type { Dialect, MigrationOptions, Row, TableStats } from "./dialect.js";
+import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { parseMetadata, serializeMetadata, storedFilterEntries } from "./metadata.js";
+import { journal, type MigrationInfo } from "./migrations.js";
+import {
+  as,
+  asBytes,
+  type CheckpointKey,
+  configOf,
+  configurableOf,
+  InvalidInputError,
+  keyOf,
+  optionalNamespace,
+  requireId,
+  toBuffer,
+} from "./values.js";
 import { nextChannelVersion } from "./versions.js";
-
-export class InvalidInputError extends TypeError {
-  override name = "InvalidInputError";
-}
 
 /** Page size when `list` streams a long history. */
 const LIST_PAGE_SIZE = 100;
-/** Longest id accepted for threads, checkpoints and tasks (every dialect indexes 255). */
-const MAX_ID_LENGTH = 255;
-
-interface CheckpointKey {
-  threadId: string;
-  ns: string;
-  checkpointId: string;
-}
 
 interface CheckpointRow extends CheckpointKey {
   parentCheckpointId: string | null;
   checkpointType: string;
   checkpoint: Uint8Array;
   metadata: unknown;
-}
-
-function requireId(value: unknown, what: string): string {
-  if (typeof value !== "string" || value.length === 0) {
-    throw new InvalidInputError(`${what} must be a non-empty string, got ${describe(value)}`);
-  }
-  if ([...value].length > MAX_ID_LENGTH) {
-    throw new InvalidInputError(`${what} is longer than ${MAX_ID_LENGTH} characters`);
-  }
-  return value;
-}
-
-function optionalNamespace(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new InvalidInputError(`checkpoint_ns must be a string, got ${describe(value)}`);
-  return value;
-}
-
-function describe(value: unknown): string {
-  return value === undefined ? "undefined" : value === null ? "null" : typeof value;
-}
-
-function configurableOf(config: RunnableConfig | undefined, operation: string): Record<string, unknown> {
-  const configurable = config?.configurable;
-  if (configurable === undefined || configurable === null || typeof configurable !== "object") {
-    throw new InvalidInputError(`${operation}: config.configurable with a thread_id is required`);
-  }
-  return configurable;
-}
-
-function configOf(key: CheckpointKey): RunnableConfig {
-  return { configurable: { thread_id: key.threadId, checkpoint_ns: key.ns, checkpoint_id: key.checkpointId } };
-}
-
-function asBytes(value: unknown): Uint8Array {
-  if (value instanceof Uint8Array) return value;
-  throw new TypeError(`expected binary column data, got ${describe(value)}`);
-}
-
-/** Drivers bind Buffers as binary everywhere; a plain Uint8Array is not always recognised. */
-function toBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 export interface DrizzleSaverOptions {
@@ -103,6 +64,14 @@ export interface DrizzleSaverOptions {
   migrationsSchema?: string;
 }
 
+export interface ThreadSummary {
+  threadId: string;
+  /** Checkpoints of the thread (those matching the filter, when one is given). */
+  checkpoints: number;
+  latestCheckpointId: string;
+  latestCreatedAt: Date;
+}
+
 /** Our own migrations table, so we never share drizzle's default one with the application. */
 const DEFAULT_MIGRATIONS_TABLE = "langgraph_checkpoint_migrations";
 
@@ -115,12 +84,14 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   protected readonly dialect: Dialect;
   private readonly migrationsFolder: string;
   private readonly options: DrizzleSaverOptions;
+  private readonly lifecycle: ThreadLifecycle;
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
     this.options = options;
     const { dialect, migrations } = detectDialect(db, options.tables);
     this.dialect = dialect;
+    this.lifecycle = new ThreadLifecycle(dialect, this.serde);
     this.migrationsFolder = fileURLToPath(new URL(`../../migrations/${migrations}`, import.meta.url));
   }
 
@@ -144,11 +115,69 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   async setup(): Promise<void> {
     if (this.options.tables) return;
-    await this.dialect.migrate({
+    await this.dialect.migrate(this.migrationOptions());
+  }
+
+  /** The shipped migrations, split into applied and pending, oldest first. */
+  async migrationStatus(): Promise<{ applied: MigrationInfo[]; pending: MigrationInfo[] }> {
+    const applied = new Set(await this.dialect.appliedMigrations(this.migrationOptions()));
+    const all = journal(this.migrationsFolder);
+    return {
+      applied: all.filter((m) => applied.has(m.createdAt)),
+      pending: all.filter((m) => !applied.has(m.createdAt)),
+    };
+  }
+
+  /** Row counts and bytes on disk (data plus indexes) of the saver's tables. */
+  async storageStats(): Promise<TableStats[]> {
+    return this.dialect.tableStats();
+  }
+
+  /**
+   * Threads that have checkpoints matching `filter` (all threads without one), in id
+   * order, with the count and newest of those checkpoints. Streams in pages.
+   */
+  async *listThreads(
+    options: { filter?: Record<string, unknown>; limit?: number } = {},
+  ): AsyncGenerator<ThreadSummary> {
+    const c = this.dialect.columns.checkpoints;
+    const entries = storedFilterEntries(options.filter);
+    const { limit } = options;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+      throw new InvalidInputError(`limit must be a non-negative integer, got ${limit}`);
+    }
+    let remaining = limit ?? Number.POSITIVE_INFINITY;
+    let cursor = "";
+    while (remaining > 0) {
+      const size = Math.min(remaining, LIST_PAGE_SIZE);
+      const conditions = [sql`${c.threadId} > ${cursor}`];
+      if (entries.length > 0) conditions.push(this.dialect.metadataMatches(entries));
+      const rows = await this.dialect.query(sql`
+        select ${as(c.threadId, "thread_id")}, count(*) as ${sql.identifier("checkpoints")},
+               max(${c.checkpointId}) as ${sql.identifier("latest_checkpoint_id")},
+               max(${c.createdAt}) as ${sql.identifier("latest_created_at")}
+        from ${c.table} where ${sql.join(conditions, sql` and `)}
+        group by ${c.threadId} order by ${c.threadId} limit ${sql.raw(String(size))}`);
+      for (const row of rows) {
+        yield {
+          threadId: row.thread_id as string,
+          checkpoints: Number(row.checkpoints),
+          latestCheckpointId: row.latest_checkpoint_id as string,
+          latestCreatedAt: this.dialect.readTimestamp(row.latest_created_at),
+        };
+      }
+      if (rows.length < size) return;
+      remaining -= rows.length;
+      cursor = rows[rows.length - 1].thread_id as string;
+    }
+  }
+
+  private migrationOptions(): MigrationOptions {
+    return {
       migrationsFolder: this.migrationsFolder,
       migrationsTable: this.options.migrationsTable ?? DEFAULT_MIGRATIONS_TABLE,
       migrationsSchema: this.options.migrationsSchema,
-    });
+    };
   }
 
   /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
@@ -337,13 +366,55 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    requireId(threadId, "thread_id");
-    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
-    await this.dialect.atomically([
-      sql`delete from ${w.table} where ${w.threadId} = ${threadId}`,
-      sql`delete from ${b.table} where ${b.threadId} = ${threadId}`,
-      sql`delete from ${c.table} where ${c.threadId} = ${threadId}`,
-    ]);
+    await this.lifecycle.deleteThreads([threadId]);
+  }
+
+  /**
+   * Walks the parent chain in one query (a recursive CTE) instead of one `getTuple`
+   * per ancestor; same result as the base implementation.
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig;
+    channels: string[];
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const configurable = configurableOf(options?.config, "getDeltaChannelHistory");
+    const threadId = requireId(configurable.thread_id, "thread_id");
+    const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
+    const checkpointId =
+      configurable.checkpoint_id === undefined ? undefined : requireId(configurable.checkpoint_id, "checkpoint_id");
+    if (!Array.isArray(options.channels))
+      throw new InvalidInputError("getDeltaChannelHistory: channels must be an array");
+    return this.lifecycle.deltaChannelHistory(threadId, ns, checkpointId, options.channels);
+  }
+
+  /**
+   * Copies every checkpoint of every namespace of a thread, with its blobs and pending
+   * writes, to an empty thread. Afterwards the two evolve independently.
+   */
+  async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
+    await this.lifecycle.copyThread(sourceThreadId, targetThreadId);
+  }
+
+  /**
+   * "keep_latest" (default) keeps only the newest checkpoint of each namespace of each
+   * thread, with its pending writes and the blobs it references; "delete" removes the
+   * threads. Blobs no remaining checkpoint references are removed.
+   */
+  async prune(threadIds: string[], options: { strategy?: PruneStrategy } = {}): Promise<void> {
+    await this.lifecycle.prune(threadIds, options.strategy ?? "keep_latest");
+  }
+
+  /** Removes the checkpoints whose metadata `run_id` is one of `runIds`, with their writes and orphaned blobs. */
+  async deleteForRuns(runIds: string[]): Promise<void> {
+    await this.lifecycle.deleteForRuns(runIds);
+  }
+
+  /**
+   * Prunes (by default deletes) every thread whose newest checkpoint is older than
+   * `idleSince`, in batches of short transactions. Returns the number of threads handled.
+   */
+  async expireThreads(options: ExpireThreadsOptions): Promise<number> {
+    return this.lifecycle.expireThreads(options);
   }
 
   private async selectCheckpoints(where: SQL, limit: number): Promise<CheckpointRow[]> {
@@ -514,13 +585,4 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     checkpoint.channel_versions[TASKS] =
       versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
-}
-
-/** `column as "alias"`, quoted: some aliases (blob, type) are reserved words in MySQL. */
-function as(column: Column, alias: string): SQL {
-  return sql`${column} as ${sql.identifier(alias)}`;
-}
-
-function keyOf(key: CheckpointKey): string {
-  return JSON.stringify([key.threadId, key.ns, key.checkpointId]);
 }

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { getTableName, type SQL, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
 import type { Dialect, Row } from "./dialect.js";
@@ -94,6 +94,26 @@ export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTab
         parts.push(ops.member(root, key, (child) => jsonEquals(ops, child, value)));
       }
       return sql`(${sql.join(parts, sql` and `)})`;
+    },
+    // cast: json_each returns numbers as numbers, which never equal a text column.
+    jsonField: (document, key) => sql`(select cast(value as text) from json_each(${document}) where key = ${key})`,
+    epochMillis: (ms) => sql`${ms}`,
+    readTimestamp: (value) => new Date(Number(value)),
+    async tableStats() {
+      return [checkpoints, checkpointBlobs, checkpointWrites].map((table) => {
+        const name = getTableName(table);
+        const [row] = db.all<Row>(sql`select (select count(*) from ${table}) as rows,
+          (select coalesce(sum(pgsize), 0) from dbstat where name = ${name}
+             or name in (select name from sqlite_master where type = 'index' and tbl_name = ${name})) as bytes`);
+        return { table: name, rows: Number(row.rows), bytes: Number(row.bytes) };
+      });
+    },
+    async appliedMigrations({ migrationsTable }) {
+      const found = db.all(sql`select 1 from sqlite_master where type = 'table' and name = ${migrationsTable}`);
+      if (found.length === 0) return [];
+      return db
+        .all<Row>(sql`select created_at from ${sql.identifier(migrationsTable)}`)
+        .map((row) => Number(row.created_at));
     },
     async migrate({ migrationsFolder, migrationsTable }) {
       const table = sql.identifier(migrationsTable);

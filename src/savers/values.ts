@@ -1,0 +1,68 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { type Column, type SQL, sql } from "drizzle-orm";
+
+/** Input validation and small conversions shared by the saver's modules. */
+
+export class InvalidInputError extends TypeError {
+  override name = "InvalidInputError";
+}
+
+/** Longest id accepted for threads, checkpoints and tasks (every dialect indexes 255). */
+export const MAX_ID_LENGTH = 255;
+
+export interface CheckpointKey {
+  threadId: string;
+  ns: string;
+  checkpointId: string;
+}
+
+export function requireId(value: unknown, what: string): string {
+  if (typeof value !== "string" || value.length === 0) {
+    throw new InvalidInputError(`${what} must be a non-empty string, got ${describe(value)}`);
+  }
+  if ([...value].length > MAX_ID_LENGTH) {
+    throw new InvalidInputError(`${what} is longer than ${MAX_ID_LENGTH} characters`);
+  }
+  return value;
+}
+
+export function optionalNamespace(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new InvalidInputError(`checkpoint_ns must be a string, got ${describe(value)}`);
+  return value;
+}
+
+export function describe(value: unknown): string {
+  return value === undefined ? "undefined" : value === null ? "null" : typeof value;
+}
+
+export function configurableOf(config: RunnableConfig | undefined, operation: string): Record<string, unknown> {
+  const configurable = config?.configurable;
+  if (configurable === undefined || configurable === null || typeof configurable !== "object") {
+    throw new InvalidInputError(`${operation}: config.configurable with a thread_id is required`);
+  }
+  return configurable;
+}
+
+export function configOf(key: CheckpointKey): RunnableConfig {
+  return { configurable: { thread_id: key.threadId, checkpoint_ns: key.ns, checkpoint_id: key.checkpointId } };
+}
+
+export function asBytes(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  throw new TypeError(`expected binary column data, got ${describe(value)}`);
+}
+
+/** Drivers bind Buffers as binary everywhere; a plain Uint8Array is not always recognised. */
+export function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** `column as "alias"`, quoted: some aliases (blob, type) are reserved words in MySQL. */
+export function as(column: Column, alias: string): SQL {
+  return sql`${column} as ${sql.identifier(alias)}`;
+}
+
+export function keyOf(key: CheckpointKey): string {
+  return JSON.stringify([key.threadId, key.ns, key.checkpointId]);
+}
