@@ -94,6 +94,11 @@ export interface Dialect {
   metadataMatches(entries: [string, JsonValue][]): SQL;
   /** The text of a top-level field of a JSON document (numbers as their JSON text). */
   jsonField(document: SQL, key: string): SQL;
+  /**
+   * The top-level entries of a JSON object as a table to join laterally (`from`),
+   * with expressions for the key and the value's text.
+   */
+  jsonEntries(document: SQL, alias: string): { from: SQL; key: SQL; value: SQL };
   /** A value comparable with `created_at`, for a time in milliseconds since the epoch. */
   epochMillis(ms: number): SQL;
   /** `created_at` as the driver returned it, as a Date. */

@@ -128,6 +128,15 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
       return sql`(${sql.join(parts, sql` and `)})`;
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
+    jsonEntries(document, alias) {
+      // JSON_TABLE lists the keys; each value is then read by a path built from its key.
+      const key = sql`${sql.identifier(alias)}.k`;
+      return {
+        from: sql`json_table(json_keys(${document}), '$[*]' columns (k varchar(255) path '$')) as ${sql.identifier(alias)}`,
+        key,
+        value: sql`json_unquote(json_extract(${document}, concat('$.', json_quote(${key}))))`,
+      };
+    },
     epochMillis: (ms) => sql`from_unixtime(${ms} / 1000)`,
     readTimestamp: (value) => (value instanceof Date ? value : new Date(String(value))),
     async tableStats() {

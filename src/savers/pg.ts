@@ -59,6 +59,11 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
       return sql`(${checkpoints.metadata} @> ${containment}::jsonb and ${sql.join(exact, sql` and `)})`;
     },
     jsonField: (document, key) => sql`${document} ->> ${key}::text`,
+    jsonEntries: (document, alias) => ({
+      from: sql`jsonb_each_text(${document}) as ${sql.identifier(alias)}`,
+      key: sql`${sql.identifier(alias)}.key`,
+      value: sql`${sql.identifier(alias)}.value`,
+    }),
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
     readTimestamp(value) {
       if (value instanceof Date) return value;

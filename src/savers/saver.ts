@@ -35,19 +35,13 @@ import {
   keyOf,
   optionalNamespace,
   requireId,
+  rowKey,
   toBuffer,
 } from "./values.js";
 import { nextChannelVersion } from "./versions.js";
 
 /** Page size when `list` streams a long history. */
 const LIST_PAGE_SIZE = 100;
-
-interface CheckpointRow extends CheckpointKey {
-  parentCheckpointId: string | null;
-  checkpointType: string;
-  checkpoint: Uint8Array;
-  metadata: unknown;
-}
 
 export interface DrizzleSaverOptions {
   /** Serializer for checkpoints, channel values and writes; MessagePack by default. */
@@ -206,9 +200,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const conditions = [sql`${c.threadId} = ${threadId}`, sql`${c.nsKey} = ${this.dialect.nsKey(ns)}`];
     if (checkpointId !== undefined)
       conditions.push(sql`${c.checkpointId} = ${requireId(checkpointId, "checkpoint_id")}`);
-    const rows = await this.selectCheckpoints(sql.join(conditions, sql` and `), 1);
-    const [tuple] = await this.loadTuples(rows);
-    return tuple;
+    const { tuples } = await this.loadPage(sql.join(conditions, sql` and `), 1);
+    return tuples[0];
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -243,11 +236,11 @@ export class DrizzleSaver extends BaseCheckpointSaver {
         );
       }
       const size = Math.min(remaining, LIST_PAGE_SIZE);
-      const rows = await this.selectCheckpoints(page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`, size);
-      for (const tuple of await this.loadTuples(rows)) yield tuple;
-      if (rows.length < size) return;
-      remaining -= rows.length;
-      cursor = rows[rows.length - 1];
+      const { tuples, last } = await this.loadPage(page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`, size);
+      for (const tuple of tuples) yield tuple;
+      if (tuples.length < size) return;
+      remaining -= tuples.length;
+      cursor = last;
     }
   }
 
@@ -336,7 +329,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     if (!Array.isArray(writes)) throw new InvalidInputError("putWrites: writes must be an array");
     if (typeof taskPath !== "string") throw new InvalidInputError("putWrites: task path must be a string");
 
-    const special: unknown[][] = [];
+    // Special channels share one idx per task: a later write to the same one replaces
+    // an earlier one (as a resumed node's second `__resume__` does), also within a call.
+    const special = new Map<number, unknown[]>();
     const regular: unknown[][] = [];
     for (const [i, write] of writes.entries()) {
       if (!Array.isArray(write) || typeof write[0] !== "string") {
@@ -346,9 +341,10 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       const [type, bytes] = await this.serde.dumpsTyped(value);
       const idx = WRITES_IDX_MAP[channel] ?? i;
       const row = [threadId, ns, checkpointId, taskId, idx, channel, type, toBuffer(bytes), taskPath];
-      (channel in WRITES_IDX_MAP ? special : regular).push(row);
+      if (channel in WRITES_IDX_MAP) special.set(idx, row);
+      else regular.push(row);
     }
-    if (special.length + regular.length === 0) return;
+    if (special.size + regular.length === 0) return;
 
     const w = this.dialect.columns.writes;
     const spec = {
@@ -359,8 +355,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const statements: SQL[] = [];
     // Special channels (errors, interrupts, resumes) replace what the task wrote before;
     // a regular write is recorded once, so a retried task cannot change a stored result.
-    if (special.length > 0)
-      statements.push(this.dialect.insert({ ...spec, rows: special, update: [w.channel, w.type, w.blob, w.taskPath] }));
+    if (special.size > 0)
+      statements.push(this.dialect.insert({ ...spec, rows: [...special.values()], update: [w.channel, w.type, w.blob, w.taskPath] }));
     if (regular.length > 0) statements.push(this.dialect.insert({ ...spec, rows: regular, update: [] }));
     await this.dialect.atomically(statements);
   }
@@ -417,166 +413,121 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     return this.lifecycle.expireThreads(options);
   }
 
-  private async selectCheckpoints(where: SQL, limit: number): Promise<CheckpointRow[]> {
-    const c = this.dialect.columns.checkpoints;
+  /**
+   * One page of checkpoints with everything a tuple needs, in one query: the
+   * checkpoint rows, the blobs their channel_versions name (each blob once, however
+   * many checkpoints of the page share it) and their pending writes.
+   */
+  private async loadPage(where: SQL, limit: number): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
+    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
+    const versions = this.dialect.jsonEntries(sql.raw("page.channel_versions"), "v");
     const rows = await this.dialect.query(sql`
-      select ${as(c.threadId, "thread_id")}, ${as(c.checkpointNs, "checkpoint_ns")}, ${as(c.checkpointId, "checkpoint_id")},
-             ${as(c.parentCheckpointId, "parent_checkpoint_id")}, ${as(c.checkpointType, "checkpoint_type")},
-             ${as(c.checkpoint, "checkpoint")}, ${as(c.metadata, "metadata")}
-      from ${c.table}
-      where ${where}
-      order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
-      limit ${sql.raw(String(limit))}`);
-    return rows.map((row) => ({
-      threadId: row.thread_id as string,
-      ns: row.checkpoint_ns as string,
-      checkpointId: row.checkpoint_id as string,
-      parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
-      checkpointType: row.checkpoint_type as string,
-      checkpoint: asBytes(row.checkpoint),
-      metadata: row.metadata,
-    }));
-  }
+      with page as (
+        select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
+               ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
+               ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
+               ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
+               row_number() over (order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc) as position
+        from ${c.table} where ${where}
+        order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
+        limit ${sql.raw(String(limit))}
+      )
+      select 'checkpoint' as ${sql.identifier("kind")}, page.position as ${sql.identifier("position")},
+             page.thread_id as ${sql.identifier("thread_id")}, page.checkpoint_ns as ${sql.identifier("checkpoint_ns")},
+             page.checkpoint_id as ${sql.identifier("checkpoint_id")},
+             page.parent_checkpoint_id as ${sql.identifier("parent_checkpoint_id")},
+             page.checkpoint_type as ${sql.identifier("type")}, page.checkpoint as ${sql.identifier("data")},
+             page.metadata as ${sql.identifier("metadata")}, null as ${sql.identifier("channel")},
+             null as ${sql.identifier("version")}, null as ${sql.identifier("task_id")}, null as ${sql.identifier("idx")},
+             null as ${sql.identifier("task_path")}
+      from page
+      union all
+      -- Writes before blobs: PostgreSQL types a union's columns pair by pair, left to right.
+      select 'write', null, ${w.threadId}, ${w.checkpointNs}, ${w.checkpointId}, null, ${w.type}, ${w.blob}, null,
+             ${w.channel}, null, ${w.taskId}, ${w.idx}, ${w.taskPath}
+      from ${w.table} join page on ${w.threadId} = page.thread_id and ${w.nsKey} = page.ns_key
+        and ${w.checkpointId} = page.checkpoint_id
+      union all
+      select 'blob', null, ${b.threadId}, ${b.checkpointNs}, null, null, ${b.type}, ${b.blob}, null, ${b.channel},
+             ${b.version}, null, null, null
+      from ${b.table}
+      where (${b.threadId}, ${b.nsKey}, ${b.channel}, ${b.version}) in (
+        select page.thread_id, page.ns_key, ${versions.key}, ${versions.value} from page cross join ${versions.from})`);
 
-  /** Turns checkpoint rows into tuples with two more queries (blobs, writes), run concurrently. */
-  private async loadTuples(rows: CheckpointRow[]): Promise<CheckpointTuple[]> {
-    if (rows.length === 0) return [];
-    const checkpoints = await Promise.all(
-      rows.map(async (row) => (await this.serde.loadsTyped(row.checkpointType, row.checkpoint)) as Checkpoint),
-    );
-    const [values, writes, sends] = await Promise.all([
-      this.loadChannelValues(rows, checkpoints),
-      this.loadWrites(rows),
-      this.loadPendingSends(rows, checkpoints),
-    ]);
-    return rows.map((row, i) => {
-      const checkpoint: Checkpoint = { ...checkpoints[i], channel_values: values[i] };
-      const pendingSends = sends.get(i);
-      if (pendingSends) this.applyPendingSends(checkpoint, pendingSends);
-      return {
-        config: configOf(row),
-        checkpoint,
-        metadata: parseMetadata(row.metadata) as CheckpointMetadata,
-        parentConfig: row.parentCheckpointId
-          ? configOf({ threadId: row.threadId, ns: row.ns, checkpointId: row.parentCheckpointId })
-          : undefined,
-        pendingWrites: writes.get(keyOf(row)) ?? [],
-      };
-    });
-  }
-
-  private async loadChannelValues(
-    rows: CheckpointRow[],
-    checkpoints: Checkpoint[],
-  ): Promise<Record<string, unknown>[]> {
-    const b = this.dialect.columns.blobs;
-    const groups = new Map<string, { threadId: string; ns: string; pairs: Map<string, [string, string]> }>();
-    rows.forEach((row, i) => {
-      const group = groups.get(JSON.stringify([row.threadId, row.ns])) ?? {
-        threadId: row.threadId,
-        ns: row.ns,
-        pairs: new Map(),
-      };
-      groups.set(JSON.stringify([row.threadId, row.ns]), group);
-      for (const [channel, version] of Object.entries(checkpoints[i].channel_versions ?? {})) {
-        group.pairs.set(JSON.stringify([channel, String(version)]), [channel, String(version)]);
-      }
-    });
-    const conditions = [...groups.values()]
-      .filter((group) => group.pairs.size > 0)
-      .map(
-        (group) =>
-          sql`(${b.threadId} = ${group.threadId} and ${b.nsKey} = ${this.dialect.nsKey(group.ns)} and (${b.channel}, ${b.version}) in (${sql.join(
-            [...group.pairs.values()].map(([channel, version]) => sql`(${channel}, ${version})`),
-            sql`, `,
-          )}))`,
-      );
-    const found = new Map<string, Row>();
-    if (conditions.length > 0) {
-      const blobRows = await this.dialect.query(sql`
-        select ${as(b.threadId, "thread_id")}, ${as(b.checkpointNs, "checkpoint_ns")}, ${as(b.channel, "channel")},
-               ${as(b.version, "version")}, ${as(b.type, "type")}, ${as(b.blob, "blob")}
-        from ${b.table} where ${sql.join(conditions, sql` or `)}`);
-      for (const blob of blobRows) {
-        found.set(JSON.stringify([blob.thread_id, blob.checkpoint_ns, blob.channel, blob.version]), blob);
+    const checkpointRows = rows
+      .filter((row) => row.kind === "checkpoint")
+      .sort((x, y) => Number(x.position) - Number(y.position));
+    const blobs = new Map<string, Row>();
+    const writes = new Map<string, Row[]>();
+    for (const row of rows) {
+      if (row.kind === "blob") {
+        blobs.set(JSON.stringify([row.thread_id, row.checkpoint_ns, row.channel, row.version]), row);
+      } else if (row.kind === "write") {
+        const key = keyOf(rowKey(row));
+        writes.set(key, [...(writes.get(key) ?? []), row]);
       }
     }
-    return Promise.all(
-      rows.map(async (row, i) => {
-        const values: Record<string, unknown> = {};
-        for (const [channel, version] of Object.entries(checkpoints[i].channel_versions ?? {})) {
-          const blob = found.get(JSON.stringify([row.threadId, row.ns, channel, String(version)]));
+
+    const tuples = await Promise.all(
+      checkpointRows.map(async (row): Promise<CheckpointTuple> => {
+        const key = rowKey(row);
+        const stored = (await this.serde.loadsTyped(row.type as string, asBytes(row.data))) as Checkpoint;
+        const channelValues: Record<string, unknown> = {};
+        for (const [channel, version] of Object.entries(stored.channel_versions ?? {})) {
+          const blob = blobs.get(JSON.stringify([key.threadId, key.ns, channel, String(version)]));
           if (!blob || blob.type === "empty") continue;
-          values[channel] = await this.serde.loadsTyped(blob.type as string, asBytes(blob.blob));
+          channelValues[channel] = await this.serde.loadsTyped(blob.type as string, asBytes(blob.data));
         }
-        return values;
+        const checkpoint: Checkpoint = { ...stored, channel_values: channelValues };
+        const parentId = (row.parent_checkpoint_id as string | null) ?? null;
+        if (checkpoint.v < 4 && parentId !== null)
+          await this.migratePendingSends(checkpoint, { ...key, checkpointId: parentId });
+        return {
+          config: configOf(key),
+          checkpoint,
+          metadata: parseMetadata(row.metadata) as CheckpointMetadata,
+          parentConfig: parentId ? configOf({ ...key, checkpointId: parentId }) : undefined,
+          pendingWrites: await this.decodeWrites(writes.get(keyOf(key)) ?? []),
+        };
       }),
     );
+    const lastRow = checkpointRows[checkpointRows.length - 1];
+    return { tuples, last: lastRow ? rowKey(lastRow) : undefined };
   }
 
-  /** Pending writes of each checkpoint, in LangGraph's (task path, task id, idx) order. */
-  private async loadWrites(rows: CheckpointRow[], channel?: string): Promise<Map<string, CheckpointPendingWrite[]>> {
-    const w = this.dialect.columns.writes;
-    const byThread = new Map<string, { threadId: string; ns: string; ids: Set<string> }>();
-    for (const row of rows) {
-      const id = channel === undefined ? row.checkpointId : row.parentCheckpointId;
-      if (id === null) continue;
-      const key = JSON.stringify([row.threadId, row.ns]);
-      const group = byThread.get(key) ?? { threadId: row.threadId, ns: row.ns, ids: new Set<string>() };
-      byThread.set(key, group);
-      group.ids.add(id);
-    }
-    const result = new Map<string, CheckpointPendingWrite[]>();
-    if (byThread.size === 0) return result;
-    const conditions = [...byThread.values()].map(
-      (group) =>
-        sql`(${w.threadId} = ${group.threadId} and ${w.nsKey} = ${this.dialect.nsKey(group.ns)} and ${w.checkpointId} in (${sql.join(
-          [...group.ids].map((id) => sql`${id}`),
-          sql`, `,
-        )}))`,
-    );
-    const where = sql.join(conditions, sql` or `);
-    const writeRows = await this.dialect.query(sql`
-      select ${as(w.threadId, "thread_id")}, ${as(w.checkpointNs, "checkpoint_ns")}, ${as(w.checkpointId, "checkpoint_id")},
-             ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.channel, "channel")}, ${as(w.type, "type")},
-             ${as(w.blob, "blob")}, ${as(w.taskPath, "task_path")}
-      from ${w.table} where (${where})${channel === undefined ? sql`` : sql` and ${w.channel} = ${channel}`}`);
-    const sorted = writeRows
+  /** Pending writes in LangGraph's (task path, task id, idx) order. */
+  private async decodeWrites(rows: Row[]): Promise<CheckpointPendingWrite[]> {
+    const sorted = rows
       .map((row) => ({ row, sortKey: writesSortKey(row.task_path as string, row.task_id as string, Number(row.idx)) }))
-      .sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
-    for (const { row } of sorted) {
-      const key = keyOf({
-        threadId: row.thread_id as string,
-        ns: row.checkpoint_ns as string,
-        checkpointId: row.checkpoint_id as string,
-      });
-      const value = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
-      const list = result.get(key) ?? [];
-      result.set(key, list);
-      list.push([row.task_id as string, row.channel as string, value]);
-    }
-    return result;
+      .sort((x, y) => compareWritesSortKeys(x.sortKey, y.sortKey));
+    return Promise.all(
+      sorted.map(
+        async ({ row }): Promise<CheckpointPendingWrite> => [
+          row.task_id as string,
+          row.channel as string,
+          await this.serde.loadsTyped(row.type as string, asBytes(row.data)),
+        ],
+      ),
+    );
   }
 
   /**
    * Checkpoints older than format v4 kept pending sends as writes to the TASKS channel
    * of their parent; LangGraph now expects them among the channel values.
    */
-  private async loadPendingSends(rows: CheckpointRow[], checkpoints: Checkpoint[]): Promise<Map<number, unknown[]>> {
-    const legacy = rows.filter((row, i) => checkpoints[i].v < 4 && row.parentCheckpointId !== null);
-    const result = new Map<number, unknown[]>();
-    if (legacy.length === 0) return result;
-    const writes = await this.loadWrites(legacy, TASKS);
-    rows.forEach((row, i) => {
-      if (checkpoints[i].v >= 4 || row.parentCheckpointId === null) return;
-      const parentWrites = writes.get(keyOf({ ...row, checkpointId: row.parentCheckpointId }));
-      if (parentWrites?.length)
-        result.set(
-          i,
-          parentWrites.map(([, , value]) => value),
-        );
-    });
-    return result;
+  private async migratePendingSends(checkpoint: Checkpoint, parent: CheckpointKey): Promise<void> {
+    const w = this.dialect.columns.writes;
+    const rows = await this.dialect.query(sql`
+      select ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.channel, "channel")}, ${as(w.type, "type")},
+             ${as(w.blob, "data")}, ${as(w.taskPath, "task_path")}
+      from ${w.table}
+      where ${w.threadId} = ${parent.threadId} and ${w.nsKey} = ${this.dialect.nsKey(parent.ns)}
+        and ${w.checkpointId} = ${parent.checkpointId} and ${w.channel} = ${TASKS}`);
+    if (rows.length > 0)
+      this.applyPendingSends(
+        checkpoint,
+        (await this.decodeWrites(rows)).map(([, , value]) => value),
+      );
   }
 
   private applyPendingSends(checkpoint: Checkpoint, sends: unknown[]): void {

@@ -97,6 +97,11 @@ export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTab
     },
     // cast: json_each returns numbers as numbers, which never equal a text column.
     jsonField: (document, key) => sql`(select cast(value as text) from json_each(${document}) where key = ${key})`,
+    jsonEntries: (document, alias) => ({
+      from: sql`json_each(${document}) as ${sql.identifier(alias)}`,
+      key: sql`${sql.identifier(alias)}.key`,
+      value: sql`cast(${sql.identifier(alias)}.value as text)`,
+    }),
     epochMillis: (ms) => sql`${ms}`,
     readTimestamp: (value) => new Date(Number(value)),
     async tableStats() {

@@ -66,3 +66,12 @@ export function as(column: Column, alias: string): SQL {
 export function keyOf(key: CheckpointKey): string {
   return JSON.stringify([key.threadId, key.ns, key.checkpointId]);
 }
+
+/** The key of a row that has thread_id, checkpoint_ns and checkpoint_id columns. */
+export function rowKey(row: Record<string, unknown>): CheckpointKey {
+  return {
+    threadId: row.thread_id as string,
+    ns: row.checkpoint_ns as string,
+    checkpointId: row.checkpoint_id as string,
+  };
+}

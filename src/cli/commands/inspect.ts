@@ -1,0 +1,287 @@
+import type { ChannelVersions, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import type { DrizzleSaver } from "../../index.js";
+import { withSaver } from "../database.js";
+import { CliError, redactUrl } from "../errors.js";
+import type { Filter } from "../options.js";
+import { cell, formatBytes, formatValue, type Output, plural, printTable, StreamingTable, toPlain } from "../output.js";
+
+export interface StatusOptions {
+  json?: boolean;
+}
+
+export async function status(url: string, options: StatusOptions, out: Output): Promise<void> {
+  await withSaver(url, {}, async (saver) => {
+    const { applied, pending } = await saver.migrationStatus();
+    // Before the first migration there are no tables to measure.
+    const tables = applied.length > 0 ? await saver.storageStats() : [];
+    const migration = (state: string) => (m: { tag: string; createdAt: number }) => ({
+      tag: m.tag,
+      state,
+      createdAt: m.createdAt,
+      created: new Date(m.createdAt).toISOString(),
+    });
+    if (options.json) {
+      await out.json({
+        url: redactUrl(url),
+        migrations: [...applied.map(migration("applied")), ...pending.map(migration("pending"))],
+        tables,
+      });
+      return;
+    }
+    await out.line(`database    ${redactUrl(url)}`);
+    await out.line(`migrations  ${applied.length} applied, ${pending.length} pending`);
+    await out.line();
+    await printTable(
+      out,
+      [{ header: "MIGRATION" }, { header: "STATE" }, { header: "CREATED" }],
+      [...applied.map(migration("applied")), ...pending.map(migration("pending"))].map((m) => [
+        m.tag,
+        m.state,
+        m.created,
+      ]),
+      "  ",
+    );
+    await out.line();
+    if (applied.length === 0) {
+      await out.line("no checkpoint tables yet: run the migrate command");
+      return;
+    }
+    await printTable(
+      out,
+      [{ header: "TABLE" }, { header: "ROWS", align: "right" }, { header: "SIZE", align: "right" }],
+      tables.map((t) => [t.table, String(t.rows), formatBytes(t.bytes)]),
+      "  ",
+    );
+  });
+}
+
+export interface ThreadsOptions {
+  filter?: Filter;
+  limit?: number;
+  json?: boolean;
+}
+
+export async function threads(url: string, options: ThreadsOptions, out: Output): Promise<void> {
+  await withSaver(url, { requireSchema: true }, async (saver) => {
+    const table = new StreamingTable(out, [
+      { header: "THREAD" },
+      { header: "CHECKPOINTS", align: "right" },
+      { header: "LATEST CHECKPOINT" },
+      { header: "LATEST AT" },
+    ]);
+    for await (const thread of saver.listThreads({ filter: options.filter, limit: options.limit })) {
+      if (options.json) {
+        await out.json({ ...thread, latestCreatedAt: thread.latestCreatedAt.toISOString() });
+      } else {
+        await table.row([
+          cell(thread.threadId),
+          String(thread.checkpoints),
+          cell(thread.latestCheckpointId),
+          thread.latestCreatedAt.toISOString(),
+        ]);
+      }
+    }
+    if (!options.json && (await table.end()) === 0) {
+      await out.line(options.filter ? "no thread has a checkpoint matching the filter" : "no threads");
+    }
+  });
+}
+
+/** Fails with "unknown thread" (or "no checkpoints in namespace") when the thread has no checkpoint in `ns`. */
+async function requireThread(saver: DrizzleSaver, threadId: string, ns: string): Promise<void> {
+  if (await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: ns } })) return;
+  if (ns !== "" && (await threadExists(saver, threadId))) {
+    throw new CliError(`thread "${threadId}" has no checkpoints in namespace "${ns}"`);
+  }
+  throw new CliError(`unknown thread "${threadId}"`);
+}
+
+/** Whether the thread has a checkpoint in any namespace. */
+export async function threadExists(saver: DrizzleSaver, threadId: string): Promise<boolean> {
+  for await (const _ of saver.list({ configurable: { thread_id: threadId } }, { limit: 1 })) return true;
+  return false;
+}
+
+async function requireCheckpoint(saver: DrizzleSaver, threadId: string, ns: string, checkpointId: string) {
+  const tuple = await saver.getTuple({
+    configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId },
+  });
+  if (tuple) return tuple;
+  await requireThread(saver, threadId, ns);
+  throw new CliError(`unknown checkpoint "${checkpointId}" in thread "${threadId}"`);
+}
+
+/** Channels whose version differs from the parent's (new, changed or gone), in name order. */
+export function changedChannels(versions: ChannelVersions, parent: ChannelVersions): string[] {
+  const names = new Set([...Object.keys(versions), ...Object.keys(parent)]);
+  return [...names].filter((name) => String(versions[name]) !== String(parent[name])).sort();
+}
+
+export interface HistoryOptions {
+  thread: string;
+  ns: string;
+  filter?: Filter;
+  before?: string;
+  limit?: number;
+  json?: boolean;
+}
+
+export async function history(url: string, options: HistoryOptions, out: Output): Promise<void> {
+  await withSaver(url, { requireSchema: true }, async (saver) => {
+    const { thread, ns, limit } = options;
+    if (options.before !== undefined) await requireCheckpoint(saver, thread, ns, options.before);
+    const table = new StreamingTable(out, [
+      { header: "CHECKPOINT" },
+      { header: "PARENT" },
+      { header: "SOURCE" },
+      { header: "STEP", align: "right" },
+      { header: "TIME" },
+      { header: "CHANGED" },
+    ]);
+
+    const print = async (tuple: CheckpointTuple, next: CheckpointTuple | undefined) => {
+      const id = tuple.config.configurable?.checkpoint_id as string;
+      const parentId = tuple.parentConfig?.configurable?.checkpoint_id as string | undefined;
+      let parentVersions: ChannelVersions = {};
+      if (parentId !== undefined && tuple.parentConfig) {
+        // Newest first: the parent is usually the next checkpoint of the stream.
+        parentVersions =
+          next?.config.configurable?.checkpoint_id === parentId
+            ? next.checkpoint.channel_versions
+            : ((await saver.getTuple(tuple.parentConfig))?.checkpoint.channel_versions ?? {});
+      }
+      const changed = changedChannels(tuple.checkpoint.channel_versions ?? {}, parentVersions);
+      const { source, step } = tuple.metadata ?? {};
+      if (options.json) {
+        await out.json({
+          threadId: thread,
+          ns,
+          checkpointId: id,
+          parentCheckpointId: parentId ?? null,
+          source: source ?? null,
+          step: step ?? null,
+          time: tuple.checkpoint.ts,
+          changed,
+          metadata: tuple.metadata ?? {},
+        });
+      } else {
+        await table.row([
+          cell(id),
+          cell(parentId ?? "-"),
+          cell(source ?? ""),
+          cell(step ?? ""),
+          cell(tuple.checkpoint.ts),
+          cell(changed.join(", ")),
+        ]);
+      }
+    };
+
+    // One checkpoint more than asked for: the parent of the last one printed, usually.
+    const stream = saver.list(
+      { configurable: { thread_id: thread, checkpoint_ns: ns } },
+      {
+        filter: options.filter,
+        before: options.before === undefined ? undefined : { configurable: { checkpoint_id: options.before } },
+        limit: limit === undefined ? undefined : limit + 1,
+      },
+    );
+    let held: CheckpointTuple | undefined;
+    let printed = 0;
+    for await (const tuple of stream) {
+      if (held) {
+        await print(held, tuple);
+        printed++;
+      }
+      held = tuple;
+      if (limit !== undefined && printed >= limit) {
+        held = undefined;
+        break;
+      }
+    }
+    if (held && (limit === undefined || printed < limit)) {
+      await print(held, undefined);
+      printed++;
+    }
+    if (!options.json) await table.end();
+    if (printed === 0) {
+      await requireThread(saver, thread, ns);
+      if (!options.json) await out.line("no checkpoints match");
+    }
+  });
+}
+
+export interface ShowOptions {
+  thread: string;
+  ns: string;
+  checkpoint?: string;
+  json?: boolean;
+}
+
+export async function show(url: string, options: ShowOptions, out: Output): Promise<void> {
+  await withSaver(url, { requireSchema: true }, async (saver) => {
+    const { thread, ns } = options;
+    let tuple: CheckpointTuple | undefined;
+    if (options.checkpoint !== undefined) {
+      tuple = await requireCheckpoint(saver, thread, ns, options.checkpoint);
+    } else {
+      tuple = await saver.getTuple({ configurable: { thread_id: thread, checkpoint_ns: ns } });
+      if (!tuple) {
+        await requireThread(saver, thread, ns);
+        throw new CliError(`unknown thread "${thread}"`);
+      }
+    }
+    const { checkpoint, metadata } = tuple;
+    const id = tuple.config.configurable?.checkpoint_id as string;
+    const parentId = (tuple.parentConfig?.configurable?.checkpoint_id as string | undefined) ?? null;
+    const values = checkpoint.channel_values ?? {};
+    const writes = tuple.pendingWrites ?? [];
+    if (options.json) {
+      await out.json({
+        threadId: thread,
+        ns,
+        checkpointId: id,
+        parentCheckpointId: parentId,
+        time: checkpoint.ts,
+        metadata: metadata ?? {},
+        channelVersions: checkpoint.channel_versions ?? {},
+        values,
+        pendingWrites: writes.map(([taskId, channel, value]) => ({ taskId, channel, value })),
+      });
+      return;
+    }
+    const room = Math.max(60, process.stdout.columns ?? 120);
+    const field = async (name: string, value: string) => out.line(`${name.padEnd(12)}${value}`);
+    await field("thread", cell(thread));
+    await field("namespace", ns === "" ? "(root)" : cell(ns));
+    await field("checkpoint", cell(id));
+    await field("parent", parentId === null ? "-" : cell(parentId));
+    await field("time", cell(checkpoint.ts));
+    await field("source", cell(metadata?.source ?? ""));
+    await field("step", cell(metadata?.step ?? ""));
+    await field("metadata", formatValue(metadata ?? {}, room - 12, " ".repeat(12)));
+
+    const channels = Object.keys(values).sort();
+    await out.line();
+    await out.line(`values (${plural(channels.length, "channel")})`);
+    const nameWidth = Math.max(0, ...channels.map((name) => cell(name).length));
+    for (const name of channels) {
+      const indent = " ".repeat(4 + nameWidth);
+      await out.line(`  ${cell(name).padEnd(nameWidth)}  ${formatValue(values[name], room - indent.length, indent)}`);
+    }
+
+    await out.line();
+    await out.line(`pending writes (${writes.length})`);
+    if (writes.length > 0) {
+      await printTable(
+        out,
+        [{ header: "TASK" }, { header: "CHANNEL" }, { header: "VALUE" }],
+        writes.map(([taskId, channel, value]) => [
+          cell(taskId),
+          cell(channel),
+          JSON.stringify(toPlain(value)) ?? "null",
+        ]),
+        "  ",
+      );
+    }
+  });
+}

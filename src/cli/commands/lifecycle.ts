@@ -1,0 +1,203 @@
+import type { DrizzleSaver } from "../../index.js";
+import { withSaver } from "../database.js";
+import { CliError, UsageError } from "../errors.js";
+import type { Strategy } from "../options.js";
+import { cell, type Output, plural, StreamingTable } from "../output.js";
+import { progressShown, startProgress } from "../progress.js";
+import { threadExists } from "./inspect.js";
+
+interface LifecycleOptions {
+  dryRun?: boolean;
+  json?: boolean;
+  /** --progress / --no-progress; undefined: a bar on a terminal only. */
+  progress?: boolean;
+}
+
+/** Checkpoints of a thread in every namespace, counted as they stream by. */
+async function countCheckpoints(
+  saver: DrizzleSaver,
+  threadId: string,
+): Promise<{ checkpoints: number; namespaces: number }> {
+  let checkpoints = 0;
+  const namespaces = new Set<string>();
+  for await (const tuple of saver.list({ configurable: { thread_id: threadId } })) {
+    checkpoints++;
+    namespaces.add(String(tuple.config.configurable?.checkpoint_ns ?? ""));
+  }
+  return { checkpoints, namespaces: namespaces.size };
+}
+
+const quoted = (ids: string[]) => ids.map((id) => JSON.stringify(id)).join(", ");
+
+export async function copy(
+  url: string,
+  source: string,
+  targetList: string[],
+  options: LifecycleOptions,
+  out: Output,
+): Promise<void> {
+  const targets = [...new Set(targetList)];
+  if (targets.includes(source)) throw new UsageError(`cannot copy thread "${source}" onto itself`);
+  await withSaver(url, { requireSchema: true }, async (saver) => {
+    if (!(await threadExists(saver, source))) throw new CliError(`unknown thread "${source}"`);
+    for (const target of targets) {
+      if (await threadExists(saver, target)) throw new CliError(`target thread "${target}" already has checkpoints`);
+    }
+    if (options.dryRun) {
+      const counts = await countCheckpoints(saver, source);
+      if (options.json) {
+        await out.json({ dryRun: true, source, targets, ...counts });
+      } else {
+        await out.line(
+          `would copy thread ${JSON.stringify(source)} (${plural(counts.checkpoints, "checkpoint")}, ${plural(counts.namespaces, "namespace")}) to ${quoted(targets)}`,
+        );
+      }
+      return;
+    }
+    const bar = startProgress(targets.length, "copy", options.progress);
+    try {
+      for (const target of targets) {
+        await saver.copyThread(source, target);
+        bar.increment();
+      }
+    } finally {
+      bar.stop();
+    }
+    if (options.json) await out.json({ source, targets });
+    else await out.line(`copied thread ${JSON.stringify(source)} to ${quoted(targets)}`);
+  });
+}
+
+/** Thread ids from the arguments; "-" reads more from stdin, one per line. */
+async function readThreadIds(args: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const arg of args) {
+    if (arg !== "-") {
+      ids.push(arg);
+      continue;
+    }
+    let rest = "";
+    process.stdin.setEncoding("utf8");
+    for await (const chunk of process.stdin) {
+      const lines = (rest + String(chunk)).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) if (line.replace(/\r$/, "").length > 0) ids.push(line.replace(/\r$/, ""));
+    }
+    if (rest.replace(/\r$/, "").length > 0) ids.push(rest.replace(/\r$/, ""));
+  }
+  return [...new Set(ids)];
+}
+
+export interface PruneOptions extends LifecycleOptions {
+  strategy: Strategy;
+}
+
+export async function prune(url: string, args: string[], options: PruneOptions, out: Output): Promise<void> {
+  const ids = await readThreadIds(args);
+  if (ids.length === 0) throw new UsageError("no thread ids given");
+  const { strategy } = options;
+  await withSaver(url, { requireSchema: true }, async (saver) => {
+    if (options.dryRun) {
+      const table = new StreamingTable(out, [
+        { header: "THREAD" },
+        { header: "CHECKPOINTS", align: "right" },
+        { header: "NAMESPACES", align: "right" },
+        { header: "REMOVE", align: "right" },
+      ]);
+      const rows: { threadId: string; checkpoints: number; namespaces: number; remove: number }[] = [];
+      for (const threadId of ids) {
+        const counts = await countCheckpoints(saver, threadId);
+        if (counts.checkpoints === 0) throw new CliError(`unknown thread "${threadId}"`);
+        rows.push({
+          threadId,
+          ...counts,
+          remove: strategy === "delete" ? counts.checkpoints : counts.checkpoints - counts.namespaces,
+        });
+      }
+      let removed = 0;
+      for (const row of rows) {
+        removed += row.remove;
+        if (options.json) await out.json({ dryRun: true, strategy, ...row });
+        else await table.row([cell(row.threadId), String(row.checkpoints), String(row.namespaces), String(row.remove)]);
+      }
+      if (!options.json) {
+        await table.end();
+        await out.line(
+          `would remove ${plural(removed, "checkpoint")} from ${plural(rows.length, "thread")} (strategy ${strategy})`,
+        );
+      }
+      return;
+    }
+    // Every id is checked before anything is removed.
+    for (const threadId of ids) {
+      if (!(await threadExists(saver, threadId))) throw new CliError(`unknown thread "${threadId}"`);
+    }
+    const bar = startProgress(ids.length, "prune", options.progress);
+    try {
+      for (const threadId of ids) {
+        await saver.prune([threadId], { strategy });
+        bar.increment();
+      }
+    } finally {
+      bar.stop();
+    }
+    if (options.json) await out.json({ threads: ids.length, strategy });
+    else await out.line(`pruned ${plural(ids.length, "thread")} (strategy ${strategy})`);
+  });
+}
+
+export interface ExpireOptions extends LifecycleOptions {
+  idleSince: Date;
+  strategy: Strategy;
+  batchSize?: number;
+}
+
+export async function expire(url: string, options: ExpireOptions, out: Output): Promise<void> {
+  const { idleSince, strategy } = options;
+  const since = idleSince.toISOString();
+  await withSaver(url, { requireSchema: true }, async (saver) => {
+    if (options.dryRun) {
+      const table = new StreamingTable(out, [
+        { header: "THREAD" },
+        { header: "CHECKPOINTS", align: "right" },
+        { header: "LATEST AT" },
+      ]);
+      let count = 0;
+      for await (const thread of saver.listThreads()) {
+        if (thread.latestCreatedAt.getTime() >= idleSince.getTime()) continue;
+        count++;
+        if (options.json) {
+          await out.json({ dryRun: true, strategy, ...thread, latestCreatedAt: thread.latestCreatedAt.toISOString() });
+        } else {
+          await table.row([cell(thread.threadId), String(thread.checkpoints), thread.latestCreatedAt.toISOString()]);
+        }
+      }
+      if (!options.json) {
+        await table.end();
+        await out.line(`would expire ${plural(count, "thread")} idle since ${since} (strategy ${strategy})`);
+      }
+      return;
+    }
+    // The bar needs a total: count the idle threads first, but only when a bar is shown.
+    let total = 0;
+    if (progressShown(options.progress)) {
+      for await (const thread of saver.listThreads()) {
+        if (thread.latestCreatedAt.getTime() < idleSince.getTime()) total++;
+      }
+    }
+    const bar = startProgress(total, "expire", options.progress);
+    let expired: number;
+    try {
+      expired = await saver.expireThreads({
+        idleSince,
+        strategy,
+        batchSize: options.batchSize,
+        onProgress: ({ threads }) => bar.update(threads),
+      });
+    } finally {
+      bar.stop();
+    }
+    if (options.json) await out.json({ threads: expired, strategy, idleSince: since });
+    else await out.line(`expired ${plural(expired, "thread")} idle since ${since} (strategy ${strategy})`);
+  });
+}

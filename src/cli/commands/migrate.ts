@@ -1,0 +1,94 @@
+import { existsSync } from "node:fs";
+import type { DrizzleSaver, MigrationInfo } from "../../index.js";
+import { sqlitePath, withSaver } from "../database.js";
+import { CliError, describeError } from "../errors.js";
+import { type Output, plural, printTable } from "../output.js";
+
+export interface MigrateOptions {
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+function migrationJson(migration: MigrationInfo) {
+  return { tag: migration.tag, createdAt: migration.createdAt, created: new Date(migration.createdAt).toISOString() };
+}
+
+export async function migrate(url: string, options: MigrateOptions, out: Output): Promise<void> {
+  const path = sqlitePath(url);
+  // A dry run on a SQLite file that does not exist yet must not create it: every migration is pending.
+  const target = options.dryRun && path !== undefined && path !== ":memory:" && !existsSync(path) ? ":memory:" : url;
+
+  await withSaver(target, { create: true }, async (saver) => {
+    const before = await saver.migrationStatus();
+    if (options.dryRun) {
+      if (options.json) {
+        await out.json({ applied: before.applied.map(migrationJson), pending: before.pending.map(migrationJson) });
+      } else if (before.pending.length === 0) {
+        await out.line(
+          `no pending migrations: the database is up to date (${plural(before.applied.length, "migration")})`,
+        );
+      } else {
+        await out.line(`${plural(before.pending.length, "pending migration")} (not applied: dry run):`);
+        await printTable(
+          out,
+          [{ header: "MIGRATION" }, { header: "CREATED" }],
+          before.pending.map((m) => [m.tag, new Date(m.createdAt).toISOString()]),
+          "  ",
+        );
+      }
+      return;
+    }
+
+    try {
+      await saver.setup();
+    } catch (error) {
+      throw await migrationFailure(saver, url, before.pending, error);
+    }
+    const after = await saver.migrationStatus();
+    if (after.pending.length > 0) {
+      throw new CliError(`migrations still pending after migrate: ${after.pending.map((m) => m.tag).join(", ")}`);
+    }
+    const applied = new Set(after.applied.map((m) => m.createdAt));
+    // Pending before and applied now: by this run, or by a concurrent run it waited for.
+    const newly = before.pending.filter((m) => applied.has(m.createdAt));
+    if (options.json) {
+      await out.json({ applied: newly.map(migrationJson), current: after.applied.map(migrationJson) });
+      return;
+    }
+    for (const migration of newly) await out.line(`applied ${migration.tag}`);
+    await out.line(`the database is up to date (${plural(after.applied.length, "migration")})`);
+  });
+}
+
+/**
+ * Names the migration that failed. The saver may say so itself (an error with a
+ * `migration.tag`); otherwise it is the only one still pending, or on MySQL (each
+ * migration is recorded as soon as it ran) the first one still pending.
+ */
+async function migrationFailure(
+  saver: DrizzleSaver,
+  url: string,
+  pendingBefore: MigrationInfo[],
+  error: unknown,
+): Promise<CliError> {
+  const reason = describeError(error, url);
+  const reported = (error as { migration?: { tag?: unknown } } | null)?.migration?.tag;
+  if (typeof reported === "string") return new CliError(`migration ${reported} failed: ${reason}`);
+  let stillPending = pendingBefore;
+  try {
+    const pending = new Set((await saver.migrationStatus()).pending.map((m) => m.createdAt));
+    stillPending = pendingBefore.filter((m) => pending.has(m.createdAt));
+  } catch {
+    // The status cannot be read (the connection is gone): keep what was pending before.
+  }
+  const oneAtATime = /^mysql:/i.test(url);
+  if (stillPending.length === 1 || (oneAtATime && stillPending.length > 0)) {
+    return new CliError(`migration ${stillPending[0].tag} failed: ${reason}`);
+  }
+  if (stillPending.length > 1) {
+    return new CliError(
+      `migration failed (rolled back; one of ${stillPending.map((m) => m.tag).join(", ")}): ${reason}`,
+    );
+  }
+  return new CliError(`migration failed: ${reason}`);
+}

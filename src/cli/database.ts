@@ -1,0 +1,64 @@
+import { existsSync } from "node:fs";
+import { DrizzleSaver } from "../index.js";
+import { CliError, UsageError } from "./errors.js";
+
+export const URL_ENV = "LANGGRAPH_CHECKPOINT_URL";
+
+/** The SQLite file a URL names, or undefined for a server URL (same rules as `DrizzleSaver.fromUrl`). */
+export function sqlitePath(url: string): string | undefined {
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== undefined && scheme !== "file") return undefined;
+  return scheme === "file" ? url.replace(/^file:(\/\/)?/i, "") : url;
+}
+
+export function requireUrl(url: string | undefined): string {
+  if (url === undefined || url.trim().length === 0) {
+    throw new UsageError(`no database URL: pass --url or set ${URL_ENV}`);
+  }
+  return url.trim();
+}
+
+export interface OpenOptions {
+  /** Creating a missing SQLite file is what `migrate` does; every other command refuses. */
+  create?: boolean;
+  /** Fail unless the checkpoint tables exist (every command but migrate and status). */
+  requireSchema?: boolean;
+}
+
+/** Opens the database; `run` gets the saver, which is always closed afterwards. */
+export async function withSaver<T>(
+  url: string,
+  options: OpenOptions,
+  run: (saver: DrizzleSaver) => Promise<T>,
+): Promise<T> {
+  const path = sqlitePath(url);
+  if (!options.create && path !== undefined && path !== ":memory:" && path.length > 0 && !existsSync(path)) {
+    throw new CliError(`no SQLite database at "${path}" (the migrate command creates one)`);
+  }
+  let saver: DrizzleSaver;
+  try {
+    saver = await DrizzleSaver.fromUrl(url);
+  } catch (error) {
+    // fromUrl rejects a URL it cannot use with a TypeError (unknown scheme, no file name, missing directory).
+    if (error instanceof TypeError) throw new UsageError(error.message);
+    throw error;
+  }
+  try {
+    if (options.requireSchema) await requireSchema(saver);
+    return await run(saver);
+  } finally {
+    await saver.close().catch(() => {});
+  }
+}
+
+async function requireSchema(saver: DrizzleSaver): Promise<void> {
+  const { applied, pending } = await saver.migrationStatus();
+  if (applied.length === 0) {
+    throw new CliError("the database has no checkpoint tables yet: run the migrate command first");
+  }
+  if (pending.length > 0) {
+    process.stderr.write(
+      `warning: ${pending.length} pending migration${pending.length === 1 ? "" : "s"} (${pending.map((m) => m.tag).join(", ")}): run the migrate command\n`,
+    );
+  }
+}

@@ -1,0 +1,79 @@
+import { InvalidArgumentError } from "commander";
+
+/** Parsers for option values; each throws commander's InvalidArgumentError (exit code 2). */
+
+/** A metadata filter built from repeated `key=value` arguments. */
+export type Filter = Record<string, unknown>;
+
+/**
+ * Adds one `key=value` to a filter. The value is JSON when it parses as JSON
+ * (`step=3` is the number 3, `step='"3"'` the string "3", `tags=["a"]` an array)
+ * and the plain string otherwise (`source=loop`).
+ */
+export function parseFilter(argument: string, previous: Filter | undefined): Filter {
+  const at = argument.indexOf("=");
+  if (at < 0) throw new InvalidArgumentError(`expected key=value, got "${argument}" (no "=")`);
+  const key = argument.slice(0, at);
+  if (key.length === 0) throw new InvalidArgumentError(`expected key=value, got "${argument}" (empty key)`);
+  const filter: Filter = { ...(previous ?? {}) };
+  if (Object.hasOwn(filter, key)) throw new InvalidArgumentError(`the filter key "${key}" is given twice`);
+  filter[key] = parseFilterValue(argument.slice(at + 1));
+  return filter;
+}
+
+export function parseFilterValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function parseCount(argument: string): number {
+  if (!/^\d+$/.test(argument.trim())) throw new InvalidArgumentError("expected a non-negative integer");
+  const value = Number(argument.trim());
+  if (!Number.isSafeInteger(value)) throw new InvalidArgumentError("the number is too large");
+  return value;
+}
+
+export function parsePositive(argument: string): number {
+  const value = parseCount(argument);
+  if (value < 1) throw new InvalidArgumentError("expected a positive integer");
+  return value;
+}
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 7 * 86_400_000,
+};
+
+/** Milliseconds of a duration such as "30d", "12h", "90m", "1d12h", "2w" or "1.5h". */
+export function parseDuration(text: string): number | undefined {
+  const trimmed = text.trim().toLowerCase();
+  if (!/^(\d+(\.\d+)?(ms|s|m|h|d|w))+$/.test(trimmed)) return undefined;
+  let total = 0;
+  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h|d|w)/g)) {
+    total += Number(amount) * UNIT_MS[unit];
+  }
+  return total;
+}
+
+/** A point in time: an ISO 8601 date (`2025-01-31`, `2025-01-31T12:00:00Z`) or a duration ago (`30d`). */
+export function parseInstant(argument: string, now: () => number = Date.now): Date {
+  const duration = parseDuration(argument);
+  if (duration !== undefined) return new Date(now() - duration);
+  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}(:?\d{2})?)?)?$/i.test(argument.trim())) {
+    const date = new Date(argument.trim());
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  throw new InvalidArgumentError(
+    'expected an ISO date (2025-01-31, 2025-01-31T12:00:00Z) or a duration ("30d", "12h")',
+  );
+}
+
+export const PRUNE_STRATEGIES = ["keep_latest", "delete"] as const;
+export type Strategy = (typeof PRUNE_STRATEGIES)[number];

@@ -1,0 +1,171 @@
+import { readFileSync } from "node:fs";
+import { Command, Option } from "commander";
+import { history, show, status, threads } from "./commands/inspect.js";
+import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
+import { migrate } from "./commands/migrate.js";
+import { requireUrl, URL_ENV } from "./database.js";
+import {
+  type Filter,
+  PRUNE_STRATEGIES,
+  parseCount,
+  parseFilter,
+  parseInstant,
+  parsePositive,
+  type Strategy,
+} from "./options.js";
+import type { Output } from "./output.js";
+
+interface DatabaseOptions {
+  url?: string;
+  json?: boolean;
+}
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version?: string;
+    };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/** A subcommand with the options every command has: --url (or the environment) and --json. */
+function databaseCommand(program: Command, name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .addOption(
+      new Option("--url <url>", "database URL: postgres://, postgresql://, mysql://, file:<path> or a path").env(
+        URL_ENV,
+      ),
+    )
+    .option("--json", "machine-readable output: one JSON document, or JSON lines for a stream")
+    .helpOption("-h, --help", "show this help");
+}
+
+const filterOption = () =>
+  new Option(
+    "--filter <key=value...>",
+    "metadata filter, repeatable; the value is JSON when it parses (step=3 is a number, step='\"3\"' a string)",
+  ).argParser<Filter | undefined>(parseFilter);
+
+const progressOptions = (command: Command) =>
+  command
+    .option("--progress", "show a progress bar on stderr even when it is not a terminal")
+    .option("--no-progress", "never show a progress bar");
+
+/** The command-line program; `out` receives everything printed on stdout. */
+export function buildProgram(out: Output, context: { url?: string } = {}): Command {
+  const urlOf = (options: DatabaseOptions) => {
+    context.url = requireUrl(options.url);
+    return context.url;
+  };
+  const program = new Command("langgraph-checkpoint-drizzle")
+    .description(
+      `Administer LangGraph checkpoints stored by langgraph-checkpoint-drizzle (PostgreSQL, MySQL/MariaDB, SQLite).\nThe database URL comes from --url or the ${URL_ENV} environment variable.`,
+    )
+    .version(version(), "-V, --version", "print the version")
+    .helpOption("-h, --help", "show this help")
+    .helpCommand("help [command]", "show help for a command")
+    .showSuggestionAfterError(true)
+    .exitOverride();
+
+  databaseCommand(program, "migrate", "apply the pending migrations (safe when several processes run it at once)")
+    .option("--dry-run", "only list the pending migrations")
+    .action(async (options: DatabaseOptions & { dryRun?: boolean }) => {
+      await migrate(urlOf(options), options, out);
+    });
+
+  databaseCommand(program, "status", "applied and pending migrations, row counts and sizes of the tables").action(
+    async (options: DatabaseOptions) => {
+      await status(urlOf(options), options, out);
+    },
+  );
+
+  databaseCommand(program, "threads", "threads with their checkpoint count and newest checkpoint, in id order")
+    .addOption(filterOption())
+    .option("--limit <n>", "at most n threads", parseCount)
+    .action(async (options: DatabaseOptions & { filter?: Filter; limit?: number }) => {
+      await threads(urlOf(options), options, out);
+    });
+
+  databaseCommand(program, "history", "checkpoints of a thread, newest first, with the channels each one changed")
+    .requiredOption("--thread <id>", "thread id")
+    .option("--ns <namespace>", "checkpoint namespace (a subgraph's); the root namespace by default", "")
+    .addOption(filterOption())
+    .option("--before <checkpoint-id>", "only checkpoints older than this one")
+    .option("--limit <n>", "at most n checkpoints", parseCount)
+    .action(
+      async (
+        options: DatabaseOptions & { thread: string; ns: string; filter?: Filter; before?: string; limit?: number },
+      ) => {
+        await history(urlOf(options), options, out);
+      },
+    );
+
+  databaseCommand(program, "show", "decoded state values and pending writes of one checkpoint (the newest by default)")
+    .requiredOption("--thread <id>", "thread id")
+    .option("--checkpoint <id>", "checkpoint id; the thread's newest checkpoint by default")
+    .option("--ns <namespace>", "checkpoint namespace; the root namespace by default", "")
+    .action(async (options: DatabaseOptions & { thread: string; checkpoint?: string; ns: string }) => {
+      await show(urlOf(options), options, out);
+    });
+
+  progressOptions(
+    databaseCommand(program, "copy", "copy a thread (every namespace, writes included) to new, empty threads")
+      .argument("<source>", "thread to copy")
+      .argument("<targets...>", "new thread ids")
+      .option("--dry-run", "check the threads and count what would be copied, change nothing"),
+  ).action(
+    async (source: string, targets: string[], options: DatabaseOptions & { dryRun?: boolean; progress?: boolean }) => {
+      await copyThreads(urlOf(options), source, targets, options, out);
+    },
+  );
+
+  progressOptions(
+    databaseCommand(program, "prune", "keep only the newest checkpoint of threads, or delete them")
+      .argument("<threads...>", 'thread ids; "-" reads more ids from stdin, one per line')
+      .addOption(
+        new Option("--strategy <strategy>", "keep_latest: the newest checkpoint of each namespace; delete: everything")
+          .choices(PRUNE_STRATEGIES)
+          .default("keep_latest"),
+      )
+      .option("--dry-run", "show what would be removed, change nothing"),
+  ).action(
+    async (ids: string[], options: DatabaseOptions & { strategy: Strategy; dryRun?: boolean; progress?: boolean }) => {
+      await prune(urlOf(options), ids, options, out);
+    },
+  );
+
+  progressOptions(
+    databaseCommand(program, "expire", "prune or delete every thread whose newest checkpoint is older than a date")
+      .requiredOption(
+        "--idle-since <date|duration>",
+        'an ISO date (2025-01-31, 2025-01-31T12:00:00Z) or a duration ago ("30d", "12h", "1w")',
+        (value: string) => parseInstant(value),
+      )
+      .addOption(
+        new Option("--strategy <strategy>", "delete: remove the threads; keep_latest: keep their newest checkpoints")
+          .choices(PRUNE_STRATEGIES)
+          .default("delete"),
+      )
+      .option("--batch-size <n>", "threads per batch (default 100)", parsePositive)
+      .option("--dry-run", "list the idle threads, change nothing"),
+  ).action(
+    async (
+      options: DatabaseOptions & {
+        idleSince: Date;
+        strategy: Strategy;
+        batchSize?: number;
+        dryRun?: boolean;
+        progress?: boolean;
+      },
+    ) => {
+      await expire(urlOf(options), options, out);
+    },
+  );
+
+  return program;
+}
