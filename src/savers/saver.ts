@@ -356,7 +356,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     // Special channels (errors, interrupts, resumes) replace what the task wrote before;
     // a regular write is recorded once, so a retried task cannot change a stored result.
     if (special.size > 0)
-      statements.push(this.dialect.insert({ ...spec, rows: [...special.values()], update: [w.channel, w.type, w.blob, w.taskPath] }));
+      statements.push(
+        this.dialect.insert({ ...spec, rows: [...special.values()], update: [w.channel, w.type, w.blob, w.taskPath] }),
+      );
     if (regular.length > 0) statements.push(this.dialect.insert({ ...spec, rows: regular, update: [] }));
     await this.dialect.atomically(statements);
   }
