@@ -16,6 +16,13 @@ function qualifiedName(table: PgTable): string {
   return schema ? `${quote(schema)}.${quote(name)}` : quote(name);
 }
 
+async function currentSchema(db: AnyPgDatabase): Promise<string> {
+  const [row] = rowsOf(await db.execute(sql`select current_schema() as schema`));
+  if (typeof row?.schema !== "string")
+    throw new Error("PostgreSQL has no current schema: set search_path or migrationsSchema");
+  return row.schema;
+}
+
 function rowsOf(result: unknown): Row[] {
   // postgres.js returns the rows themselves; node-postgres wraps them in { rows }.
   return (Array.isArray(result) ? result : (result as { rows: Row[] }).rows) as Row[];
@@ -88,14 +95,16 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
       );
     },
     async appliedMigrations({ migrationsTable, migrationsSchema }) {
-      const name = `${quote(migrationsSchema ?? "public")}.${quote(migrationsTable)}`;
+      const schema = migrationsSchema ?? (await currentSchema(db));
+      const name = `${quote(schema)}.${quote(migrationsTable)}`;
       const [exists] = rowsOf(await db.execute(sql`select to_regclass(${name}) is not null as found`));
       if (!exists.found) return [];
-      const table = sql`${sql.identifier(migrationsSchema ?? "public")}.${sql.identifier(migrationsTable)}`;
+      const table = sql`${sql.identifier(schema)}.${sql.identifier(migrationsTable)}`;
       return rowsOf(await db.execute(sql`select created_at from ${table}`)).map((row) => Number(row.created_at));
     },
     async migrate({ migrationsFolder, migrationsTable, migrationsSchema }) {
-      const schema = migrationsSchema ?? "public";
+      // By default beside our tables, which the migrations create in the current schema.
+      const schema = migrationsSchema ?? (await currentSchema(db));
       const table = sql`${sql.identifier(schema)}.${sql.identifier(migrationsTable)}`;
       await db.transaction(async (tx) => {
         // Serialises concurrent setup() calls across processes until this transaction ends.

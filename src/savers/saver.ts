@@ -54,7 +54,7 @@ export interface DrizzleSaverOptions {
   tables?: CheckpointTables;
   /** Table recording our applied migrations; default "langgraph_checkpoint_migrations". */
   migrationsTable?: string;
-  /** PostgreSQL schema of that table; default "public". */
+  /** PostgreSQL schema of that table; default the current schema (first of search_path), where our tables go. */
   migrationsSchema?: string;
 }
 
@@ -167,9 +167,15 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   private migrationOptions(): MigrationOptions {
+    const table = this.options.migrationsTable ?? DEFAULT_MIGRATIONS_TABLE;
+    // drizzle's migrator applies only entries newer than its newest row: sharing its
+    // table would make one history hide the other's migrations.
+    if (table === "__drizzle_migrations") {
+      throw new InvalidInputError('migrationsTable must not be drizzle\'s own "__drizzle_migrations"');
+    }
     return {
       migrationsFolder: this.migrationsFolder,
-      migrationsTable: this.options.migrationsTable ?? DEFAULT_MIGRATIONS_TABLE,
+      migrationsTable: table,
       migrationsSchema: this.options.migrationsSchema,
     };
   }
