@@ -1,12 +1,14 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { InsertSpec } from "./dialect.js";
 
-/** INSERT ... ON CONFLICT (key) DO NOTHING | DO UPDATE, as PostgreSQL and SQLite write it. */
-export function onConflictInsert({ table, columns, rows, conflictTarget, update }: InsertSpec): SQL {
-  const names = sql.join(
+const names = (columns: Column[]) =>
+  sql.join(
     columns.map((column) => sql.identifier(column.name)),
     sql`, `,
   );
+
+/** `insert into t (a, b) values (?, ?), (?, ?)`: the part every dialect writes alike. */
+export function insertValues(table: Table, columns: Column[], rows: unknown[][]): SQL {
   const values = sql.join(
     rows.map(
       (row) =>
@@ -17,10 +19,11 @@ export function onConflictInsert({ table, columns, rows, conflictTarget, update 
     ),
     sql`, `,
   );
-  const target = sql.join(
-    conflictTarget.map((column) => sql.identifier(column.name)),
-    sql`, `,
-  );
+  return sql`insert into ${table} (${names(columns)}) values ${values}`;
+}
+
+/** INSERT ... ON CONFLICT (key) DO NOTHING | DO UPDATE, as PostgreSQL and SQLite write it. */
+export function onConflictInsert({ table, columns, rows, conflictTarget, update }: InsertSpec): SQL {
   const action =
     update.length === 0
       ? sql`do nothing`
@@ -28,5 +31,5 @@ export function onConflictInsert({ table, columns, rows, conflictTarget, update 
           update.map((column) => sql`${sql.identifier(column.name)} = excluded.${sql.identifier(column.name)}`),
           sql`, `,
         )}`;
-  return sql`insert into ${table} (${names}) values ${values} on conflict (${target}) ${action}`;
+  return sql`${insertValues(table, columns, rows)} on conflict (${names(conflictTarget)}) ${action}`;
 }

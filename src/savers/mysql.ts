@@ -3,6 +3,7 @@ import { type Column, getTableName, type SQL, sql } from "drizzle-orm";
 import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
+import { insertValues } from "./insert-sql.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { pendingMigrations } from "./migrations.js";
 
@@ -52,20 +53,6 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
   });
   const columns = [...given, ...extra.map((e) => e.hashColumn)];
   const rows = givenRows.map((row) => [...row, ...extra.map((e) => sha256(row[e.from]))]);
-  const names = sql.join(
-    columns.map((column) => sql.identifier(column.name)),
-    sql`, `,
-  );
-  const values = sql.join(
-    rows.map(
-      (row) =>
-        sql`(${sql.join(
-          row.map((value) => sql`${value}`),
-          sql`, `,
-        )})`,
-    ),
-    sql`, `,
-  );
   // Not INSERT IGNORE: it would also turn real errors (data too long) into warnings.
   const keep = sql`${sql.identifier(columns[0].name)} = ${sql.identifier(columns[0].name)}`;
   const assignments =
@@ -75,7 +62,7 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
           update.map((column) => sql`${sql.identifier(column.name)} = values(${sql.identifier(column.name)})`),
           sql`, `,
         );
-  return sql`insert into ${table} (${names}) values ${values} on duplicate key update ${assignments}`;
+  return sql`${insertValues(table, columns, rows)} on duplicate key update ${assignments}`;
 }
 
 export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables): Dialect {
