@@ -84,4 +84,5 @@ CREATE TABLE "checkpoints_p7" PARTITION OF "checkpoints" FOR VALUES WITH (MODULU
 --> statement-breakpoint
 CREATE INDEX "checkpoints_metadata_idx" ON "checkpoints" USING gin ("metadata" jsonb_path_ops);--> statement-breakpoint
 CREATE INDEX "checkpoints_checkpoint_id_idx" ON "checkpoints" USING btree ("checkpoint_id");--> statement-breakpoint
+CREATE INDEX "checkpoints_thread_checkpoint_id_idx" ON "checkpoints" USING btree ("thread_id","checkpoint_id");--> statement-breakpoint
 CREATE INDEX "checkpoints_thread_created_at_idx" ON "checkpoints" USING btree ("thread_id","created_at");

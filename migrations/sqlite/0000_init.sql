@@ -41,4 +41,5 @@ CREATE INDEX `checkpoints_checkpoint_id_idx` ON `checkpoints` (`checkpoint_id`);
 CREATE INDEX `checkpoints_meta_source_idx` ON `checkpoints` (`meta_source`,`checkpoint_id`);--> statement-breakpoint
 CREATE INDEX `checkpoints_meta_step_idx` ON `checkpoints` (`meta_step`,`checkpoint_id`);--> statement-breakpoint
 CREATE INDEX `checkpoints_meta_run_id_idx` ON `checkpoints` (`meta_run_id`);--> statement-breakpoint
+CREATE INDEX `checkpoints_thread_checkpoint_id_idx` ON `checkpoints` (`thread_id`,`checkpoint_id`);--> statement-breakpoint
 CREATE INDEX `checkpoints_thread_created_at_idx` ON `checkpoints` (`thread_id`,`created_at`);

@@ -4,6 +4,9 @@ import { CliError, UsageError } from "./errors.js";
 
 export const URL_ENV = "LANGGRAPH_CHECKPOINT_URL";
 
+/** The optional peer dependencies `fromUrl` imports, one per kind of URL. */
+const DRIVERS = ["postgres", "mysql2", "better-sqlite3"];
+
 /** The SQLite file a URL names, or undefined for a server URL (same rules as `DrizzleSaver.fromUrl`). */
 export function sqlitePath(url: string): string | undefined {
   const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
@@ -41,6 +44,14 @@ export async function withSaver<T>(
   } catch (error) {
     // fromUrl rejects a URL it cannot use with a TypeError (unknown scheme, no file name, missing directory).
     if (error instanceof TypeError) throw new UsageError(error.message);
+    // The drivers are optional peer dependencies, imported for the URL's scheme only.
+    const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : "")?.[1];
+    const driver = DRIVERS.find((name) => missing === name || missing?.startsWith(`${name}/`));
+    if (driver !== undefined) {
+      throw new CliError(`the database driver "${driver}" is not installed: npm install ${driver}`, 1, {
+        cause: error,
+      });
+    }
     throw error;
   }
   try {

@@ -12,8 +12,9 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: number = EXIT_FAILURE,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -49,7 +50,7 @@ function codeOf(error: unknown): string | undefined {
 
 /**
  * The error that says what went wrong: drizzle wraps a failed statement in an error
- * whose message is the whole SQL text, and Node reports a refused connection to a
+ * whose message is the whole SQL text ("Failed query: ...", SQLite: "Failed to run the query ..."), and Node reports a refused connection to a
  * host with several addresses as an AggregateError with an empty message.
  */
 export function rootCause(error: unknown): unknown {
@@ -59,7 +60,7 @@ export function rootCause(error: unknown): unknown {
       current = current.errors[0];
       continue;
     }
-    if (current instanceof Error && current.message.startsWith("Failed query:") && current.cause !== undefined) {
+    if (current instanceof Error && /^Failed (query:|to run the query)/.test(current.message) && current.cause) {
       current = current.cause;
       continue;
     }
@@ -97,4 +98,15 @@ export function describeError(error: unknown, url?: string): string {
 /** The exit code for an error thrown while a command runs. */
 export function exitCodeOf(error: unknown): number {
   return error instanceof CliError ? error.exitCode : EXIT_FAILURE;
+}
+
+/** The stack traces of an error and its causes, for LANGGRAPH_CHECKPOINT_DEBUG. */
+export function stackOf(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && depth < 10; depth++) {
+    parts.push(current instanceof Error ? (current.stack ?? String(current)) : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join("\ncaused by: ");
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { CommanderError } from "commander";
-import { describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOf } from "./errors.js";
+import { describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOf, stackOf } from "./errors.js";
 import { Output } from "./output.js";
 import { buildProgram } from "./program.js";
 
@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
     process.stderr.write(`error: ${describeError(error, context.url)}\n`);
-    if (process.env[DEBUG_ENV]) process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    if (process.env[DEBUG_ENV]) process.stderr.write(`${stackOf(error)}\n`);
     return exitCodeOf(error);
   }
 }

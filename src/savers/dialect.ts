@@ -95,10 +95,12 @@ export interface Dialect {
   /** The text of a top-level field of a JSON document (numbers as their JSON text). */
   jsonField(document: SQL, key: string): SQL;
   /**
-   * The top-level entries of a JSON object as a table to join laterally (`from`),
-   * with expressions for the key and the value's text.
+   * Optional: a FROM clause (with its WHERE) giving the blob rows, under the blob
+   * table's own name, that the `channel_versions` of the rows of a CTE named `page`
+   * (columns thread_id, ns_key, channel_versions) refer to. With it a page of
+   * checkpoints loads in one query; without it, in two (the second by explicit keys).
    */
-  jsonEntries(document: SQL, alias: string): { from: SQL; key: SQL; value: SQL };
+  pageBlobs?(blobs: BlobColumns): SQL;
   /** A value comparable with `created_at`, for a time in milliseconds since the epoch. */
   epochMillis(ms: number): SQL;
   /** `created_at` as the driver returned it, as a Date. */

@@ -8,7 +8,7 @@ import {
 import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "./dialect.js";
 import { fromStoredJson } from "./metadata.js";
-import { as, asBytes, InvalidInputError, requireId } from "./values.js";
+import { as, asBytes, InvalidInputError, parseJsonColumn, requireId } from "./values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
@@ -40,10 +40,6 @@ function chunks<T>(items: T[]): T[][] {
   const result: T[][] = [];
   for (let i = 0; i < items.length; i += CHUNK) result.push(items.slice(i, i + CHUNK));
   return result;
-}
-
-function parseJson(value: unknown): unknown {
-  return typeof value === "string" ? JSON.parse(value) : value;
 }
 
 /**
@@ -298,8 +294,8 @@ export class ThreadLifecycle {
         ns: row.ns as string,
         checkpointId: row.checkpoint_id as string,
         parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
-        versions: parseJson(row.channel_versions) as Record<string, unknown>,
-        metadata: fromStoredJson(parseJson(row.metadata)) as Record<string, unknown>,
+        versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
+        metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
       }),
     );
     const removed = choose(rows);

@@ -21,6 +21,11 @@ function unescapeString(value: string): string {
   return value.startsWith(MARKER) ? (JSON.parse(value.slice(MARKER.length)) as string) : value;
 }
 
+/** Adds a key as an own property: plain assignment of "__proto__" would set the prototype. */
+function setOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** Turns a metadata value into the canonical JSON value we store and compare. */
 export function toStoredJson(value: unknown, path = "metadata"): JsonValue | undefined {
   if (value === null) return null;
@@ -45,7 +50,7 @@ export function toStoredJson(value: unknown, path = "metadata"): JsonValue | und
   const result: { [key: string]: JsonValue } = {};
   for (const key of Object.keys(value).sort()) {
     const item = toStoredJson((value as Record<string, unknown>)[key], `${path}.${key}`);
-    if (item !== undefined) result[escapeString(key)] = item;
+    if (item !== undefined) setOwn(result, escapeString(key), item);
   }
   return result;
 }
@@ -56,7 +61,7 @@ export function fromStoredJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(fromStoredJson);
   if (value !== null && typeof value === "object") {
     const result: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) result[unescapeString(key)] = fromStoredJson(item);
+    for (const [key, item] of Object.entries(value)) setOwn(result, unescapeString(key), fromStoredJson(item));
     return result;
   }
   return value;

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { type Column, getTableName, type SQL, sql } from "drizzle-orm";
 import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
+import { insertValues } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
-import { insertValues } from "./insert-sql.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { pendingMigrations } from "./migrations.js";
 
@@ -115,15 +115,6 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
       return sql`(${sql.join(parts, sql` and `)})`;
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
-    jsonEntries(document, alias) {
-      // JSON_TABLE lists the keys; each value is then read by a path built from its key.
-      const key = sql`${sql.identifier(alias)}.k`;
-      return {
-        from: sql`json_table(json_keys(${document}), '$[*]' columns (k varchar(255) path '$')) as ${sql.identifier(alias)}`,
-        key,
-        value: sql`json_unquote(json_extract(${document}, concat('$.', json_quote(${key}))))`,
-      };
-    },
     epochMillis: (ms) => sql`from_unixtime(${ms} / 1000)`,
     readTimestamp: (value) => (value instanceof Date ? value : new Date(String(value))),
     async tableStats() {

@@ -1,8 +1,8 @@
 import { getTableName, sql } from "drizzle-orm";
 import { getTableConfig, type PgDatabase, type PgQueryResultHKT, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
+import { onConflictInsert } from "./common-sql.js";
 import type { Dialect, Row } from "./dialect.js";
-import { onConflictInsert } from "./insert-sql.js";
 import type { JsonValue } from "./metadata.js";
 import { lockNumber, pendingMigrations } from "./migrations.js";
 
@@ -66,11 +66,14 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
       return sql`(${checkpoints.metadata} @> ${containment}::jsonb and ${sql.join(exact, sql` and `)})`;
     },
     jsonField: (document, key) => sql`${document} ->> ${key}::text`,
-    jsonEntries: (document, alias) => ({
-      from: sql`jsonb_each_text(${document}) as ${sql.identifier(alias)}`,
-      key: sql`${sql.identifier(alias)}.key`,
-      value: sql`${sql.identifier(alias)}.value`,
-    }),
+    // A lateral lookup per checkpoint: joined as a set, PostgreSQL assumes 100 entries
+    // per JSON object and prefers scanning every blob partition.
+    pageBlobs: (b) =>
+      sql`page cross join lateral (
+        select ${b.table}.* from ${b.table}
+        where ${b.threadId} = page.thread_id and ${b.nsKey} = page.ns_key
+          and (${b.channel}, ${b.version}) in (select v.key, v.value from jsonb_each_text(page.channel_versions) as v)
+      ) as ${sql.identifier(getTableName(b.table))}`,
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
     readTimestamp(value) {
       if (value instanceof Date) return value;

@@ -34,6 +34,7 @@ import {
   InvalidInputError,
   keyOf,
   optionalNamespace,
+  parseJsonColumn,
   requireId,
   rowKey,
   toBuffer,
@@ -422,45 +423,22 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * One page of checkpoints with everything a tuple needs, in one query: the
-   * checkpoint rows, the blobs their channel_versions name (each blob once, however
-   * many checkpoints of the page share it) and their pending writes.
+   * One page of checkpoints with everything a tuple needs: the checkpoint rows, the
+   * blobs their channel_versions name (each blob once, however many checkpoints of
+   * the page share it) and their pending writes.
    */
   private async loadPage(where: SQL, limit: number): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
-    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
-    const versions = this.dialect.jsonEntries(sql.raw("page.channel_versions"), "v");
-    const rows = await this.dialect.query(sql`
-      with page as (
-        select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
-               ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
-               ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
-               ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
-               row_number() over (order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc) as position
-        from ${c.table} where ${where}
-        order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
-        limit ${sql.raw(String(limit))}
-      )
-      select 'checkpoint' as ${sql.identifier("kind")}, page.position as ${sql.identifier("position")},
-             page.thread_id as ${sql.identifier("thread_id")}, page.checkpoint_ns as ${sql.identifier("checkpoint_ns")},
-             page.checkpoint_id as ${sql.identifier("checkpoint_id")},
-             page.parent_checkpoint_id as ${sql.identifier("parent_checkpoint_id")},
-             page.checkpoint_type as ${sql.identifier("type")}, page.checkpoint as ${sql.identifier("data")},
-             page.metadata as ${sql.identifier("metadata")}, null as ${sql.identifier("channel")},
-             null as ${sql.identifier("version")}, null as ${sql.identifier("task_id")}, null as ${sql.identifier("idx")},
-             null as ${sql.identifier("task_path")}
-      from page
-      union all
-      -- Writes before blobs: PostgreSQL types a union's columns pair by pair, left to right.
-      select 'write', null, ${w.threadId}, ${w.checkpointNs}, ${w.checkpointId}, null, ${w.type}, ${w.blob}, null,
-             ${w.channel}, null, ${w.taskId}, ${w.idx}, ${w.taskPath}
-      from ${w.table} join page on ${w.threadId} = page.thread_id and ${w.nsKey} = page.ns_key
-        and ${w.checkpointId} = page.checkpoint_id
-      union all
-      select 'blob', null, ${b.threadId}, ${b.checkpointNs}, null, null, ${b.type}, ${b.blob}, null, ${b.channel},
-             ${b.version}, null, null, null
-      from ${b.table}
-      where (${b.threadId}, ${b.nsKey}, ${b.channel}, ${b.version}) in (
-        select page.thread_id, page.ns_key, ${versions.key}, ${versions.value} from page cross join ${versions.from})`);
+    const c = this.dialect.columns.checkpoints;
+    const page = sql`
+      select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
+             ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
+             ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
+             ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
+             row_number() over (order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc) as position
+      from ${c.table} where ${where}
+      order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
+      limit ${sql.raw(String(limit))}`;
+    const rows = this.dialect.pageBlobs ? await this.queryPageAtOnce(page) : await this.queryPageByKeys(page);
 
     const checkpointRows = rows
       .filter((row) => row.kind === "checkpoint")
@@ -501,6 +479,88 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     );
     const lastRow = checkpointRows[checkpointRows.length - 1];
     return { tuples, last: lastRow ? rowKey(lastRow) : undefined };
+  }
+
+  /** Checkpoints, writes and blobs of a page in one query, where the dialect can name the blobs in SQL. */
+  private async queryPageAtOnce(page: SQL): Promise<Row[]> {
+    const { blobs: b, writes: w } = this.dialect.columns;
+    return this.dialect.query(sql`
+      with page as (${page})
+      select 'checkpoint' as ${sql.identifier("kind")}, page.position as ${sql.identifier("position")},
+             page.thread_id as ${sql.identifier("thread_id")}, page.checkpoint_ns as ${sql.identifier("checkpoint_ns")},
+             page.checkpoint_id as ${sql.identifier("checkpoint_id")},
+             page.parent_checkpoint_id as ${sql.identifier("parent_checkpoint_id")},
+             page.checkpoint_type as ${sql.identifier("type")}, page.checkpoint as ${sql.identifier("data")},
+             page.metadata as ${sql.identifier("metadata")}, null as ${sql.identifier("channel")},
+             null as ${sql.identifier("version")}, null as ${sql.identifier("task_id")}, null as ${sql.identifier("idx")},
+             null as ${sql.identifier("task_path")}
+      from page
+      union all
+      -- Writes before blobs: PostgreSQL types a union's columns pair by pair, left to right.
+      select 'write', null, ${w.threadId}, ${w.checkpointNs}, ${w.checkpointId}, null, ${w.type}, ${w.blob}, null,
+             ${w.channel}, null, ${w.taskId}, ${w.idx}, ${w.taskPath}
+      from page join ${w.table} on ${w.threadId} = page.thread_id and ${w.nsKey} = page.ns_key
+        and ${w.checkpointId} = page.checkpoint_id
+      union all
+      select 'blob', null, ${b.threadId}, ${b.checkpointNs}, null, null, ${b.type}, ${b.blob}, null, ${b.channel},
+             ${b.version}, null, null, null
+      from ${this.dialect.pageBlobs?.(b)}`);
+  }
+
+  /** The page's checkpoints, then their writes and blobs by key: two plain queries. */
+  private async queryPageByKeys(page: SQL): Promise<Row[]> {
+    const { blobs: b, writes: w } = this.dialect.columns;
+    const checkpoints = (await this.dialect.query(page)).map(
+      (row): Row => ({
+        ...row,
+        kind: "checkpoint",
+        type: row.checkpoint_type,
+        data: row.checkpoint,
+      }),
+    );
+    interface Group {
+      threadId: string;
+      ns: string;
+      ids: string[];
+      blobs: Map<string, [string, string]>;
+    }
+    const groups = new Map<string, Group>();
+    for (const row of checkpoints) {
+      const { threadId, ns, checkpointId } = rowKey(row);
+      const groupKey = JSON.stringify([threadId, ns]);
+      const group: Group = groups.get(groupKey) ?? { threadId, ns, ids: [], blobs: new Map() };
+      groups.set(groupKey, group);
+      group.ids.push(checkpointId);
+      const versions = parseJsonColumn(row.channel_versions) as Record<string, unknown>;
+      for (const [channel, version] of Object.entries(versions)) {
+        group.blobs.set(JSON.stringify([channel, String(version)]), [channel, String(version)]);
+      }
+    }
+    if (groups.size === 0) return [];
+    const list = (items: SQL[]) => sql.join(items, sql`, `);
+    const writeKeys = [...groups.values()].map(
+      (g) =>
+        sql`(${w.threadId} = ${g.threadId} and ${w.nsKey} = ${this.dialect.nsKey(g.ns)} and ${w.checkpointId} in (${list(g.ids.map((id) => sql`${id}`))}))`,
+    );
+    const blobKeys = [...groups.values()]
+      .filter((g) => g.blobs.size > 0)
+      .map(
+        (g) =>
+          sql`(${b.threadId} = ${g.threadId} and ${b.nsKey} = ${this.dialect.nsKey(g.ns)} and (${b.channel}, ${b.version}) in (${list([...g.blobs.values()].map(([ch, v]) => sql`(${ch}, ${v})`))}))`,
+      );
+    const blobBranch =
+      blobKeys.length === 0
+        ? sql``
+        : sql` union all
+      select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version}, null, null, null
+      from ${b.table} where ${sql.join(blobKeys, sql` or `)}`;
+    const related = await this.dialect.query(sql`
+      select 'write' as ${sql.identifier("kind")}, ${as(w.threadId, "thread_id")}, ${as(w.checkpointNs, "checkpoint_ns")},
+             ${as(w.checkpointId, "checkpoint_id")}, ${as(w.type, "type")}, ${as(w.blob, "data")},
+             ${as(w.channel, "channel")}, null as ${sql.identifier("version")}, ${as(w.taskId, "task_id")},
+             ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}
+      from ${w.table} where ${sql.join(writeKeys, sql` or `)}${blobBranch}`);
+    return [...checkpoints, ...related];
   }
 
   /** Pending writes in LangGraph's (task path, task id, idx) order. */

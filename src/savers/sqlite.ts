@@ -1,8 +1,8 @@
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
+import { onConflictInsert } from "./common-sql.js";
 import type { Dialect, Row } from "./dialect.js";
-import { onConflictInsert } from "./insert-sql.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { pendingMigrations } from "./migrations.js";
 
@@ -38,7 +38,8 @@ function jsonEachOps(): JsonNodeOps<JsonNode> {
     },
     is: (node, kind) => sql`${node.type} in (${sql.raw(KINDS[kind])})`,
     stringEquals: (node, value) => sql`${node.value} = ${value}`,
-    numberEquals: (node, value) => sql`${node.value} = ${value}`,
+    // As doubles on both sides, like JavaScript: json_each reads 2**55 back as an exact integer.
+    numberEquals: (node, value) => sql`cast(${node.value} as real) = cast(${value} as real)`,
     booleanEquals: (node, value) => sql`${node.type} = ${value ? "true" : "false"}`,
     size: (node) => sql`(select count(*) from json_each(${node.value}))`,
   };
@@ -97,11 +98,6 @@ export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTab
     },
     // cast: json_each returns numbers as numbers, which never equal a text column.
     jsonField: (document, key) => sql`(select cast(value as text) from json_each(${document}) where key = ${key})`,
-    jsonEntries: (document, alias) => ({
-      from: sql`json_each(${document}) as ${sql.identifier(alias)}`,
-      key: sql`${sql.identifier(alias)}.key`,
-      value: sql`cast(${sql.identifier(alias)}.value as text)`,
-    }),
     epochMillis: (ms) => sql`${ms}`,
     readTimestamp: (value) => new Date(Number(value)),
     async tableStats() {

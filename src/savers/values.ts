@@ -75,3 +75,8 @@ export function rowKey(row: Record<string, unknown>): CheckpointKey {
     checkpointId: row.checkpoint_id as string,
   };
 }
+
+/** JSON columns come back parsed (postgres.js, MySQL 8) or as text (MariaDB, SQLite). */
+export function parseJsonColumn(value: unknown): unknown {
+  return typeof value === "string" ? JSON.parse(value) : value;
+}

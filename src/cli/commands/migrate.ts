@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { DrizzleSaver, MigrationInfo } from "../../index.js";
 import { sqlitePath, withSaver } from "../database.js";
-import { CliError, describeError } from "../errors.js";
+import { CliError, describeError, EXIT_FAILURE } from "../errors.js";
 import { type Output, plural, printTable } from "../output.js";
 
 export interface MigrateOptions {
@@ -39,8 +39,9 @@ export async function migrate(url: string, options: MigrateOptions, out: Output)
       return;
     }
 
+    let result: unknown;
     try {
-      await saver.setup();
+      result = await saver.setup();
     } catch (error) {
       throw await migrationFailure(saver, url, before.pending, error);
     }
@@ -49,8 +50,9 @@ export async function migrate(url: string, options: MigrateOptions, out: Output)
       throw new CliError(`migrations still pending after migrate: ${after.pending.map((m) => m.tag).join(", ")}`);
     }
     const applied = new Set(after.applied.map((m) => m.createdAt));
-    // Pending before and applied now: by this run, or by a concurrent run it waited for.
-    const newly = before.pending.filter((m) => applied.has(m.createdAt));
+    // What this run applied, when setup() says; otherwise what was pending before and is
+    // applied now (by this run, or by a concurrent run it waited for).
+    const newly = appliedByRun(result) ?? before.pending.filter((m) => applied.has(m.createdAt));
     if (options.json) {
       await out.json({ applied: newly.map(migrationJson), current: after.applied.map(migrationJson) });
       return;
@@ -73,7 +75,8 @@ async function migrationFailure(
 ): Promise<CliError> {
   const reason = describeError(error, url);
   const reported = (error as { migration?: { tag?: unknown } } | null)?.migration?.tag;
-  if (typeof reported === "string") return new CliError(`migration ${reported} failed: ${reason}`);
+  if (typeof reported === "string")
+    return new CliError(`migration ${reported} failed: ${reason}`, EXIT_FAILURE, { cause: error });
   let stillPending = pendingBefore;
   try {
     const pending = new Set((await saver.migrationStatus()).pending.map((m) => m.createdAt));
@@ -83,12 +86,27 @@ async function migrationFailure(
   }
   const oneAtATime = /^mysql:/i.test(url);
   if (stillPending.length === 1 || (oneAtATime && stillPending.length > 0)) {
-    return new CliError(`migration ${stillPending[0].tag} failed: ${reason}`);
+    return new CliError(`migration ${stillPending[0].tag} failed: ${reason}`, EXIT_FAILURE, { cause: error });
   }
   if (stillPending.length > 1) {
     return new CliError(
       `migration failed (rolled back; one of ${stillPending.map((m) => m.tag).join(", ")}): ${reason}`,
+      EXIT_FAILURE,
+      { cause: error },
     );
   }
-  return new CliError(`migration failed: ${reason}`);
+  return new CliError(`migration failed: ${reason}`, EXIT_FAILURE, { cause: error });
+}
+
+/** The migrations a `setup()` that returns them applied; undefined when it returns nothing. */
+function appliedByRun(result: unknown): MigrationInfo[] | undefined {
+  if (!Array.isArray(result)) return undefined;
+  const valid = result.every(
+    (m: unknown) =>
+      m !== null &&
+      typeof m === "object" &&
+      typeof (m as MigrationInfo).tag === "string" &&
+      typeof (m as MigrationInfo).createdAt === "number",
+  );
+  return valid ? (result as MigrationInfo[]) : undefined;
 }

@@ -1,3 +1,4 @@
+/** SQL that several dialects write the same way. */
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { InsertSpec } from "./dialect.js";
 
