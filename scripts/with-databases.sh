@@ -8,8 +8,6 @@ set -euo pipefail
 
 PG_PORT=${PG_PORT:-55432}
 MYSQL_PORT=${MYSQL_PORT:-53306}
-work=$(mktemp -d /tmp/lgcd-db.XXXXXX)
-chmod 755 "$work"
 
 log() { echo "[databases] $*" >&2; }
 
@@ -51,7 +49,7 @@ start_mariadb() {
   mariadb-install-db --no-defaults --datadir="$work/mysql/data" --user=root --auth-root-authentication-method=normal >/dev/null 2>&1
   "$server" --no-defaults --datadir="$work/mysql/data" --user=root --bind-address=127.0.0.1 \
     --port="$MYSQL_PORT" --socket="$work/mysql/sock" --pid-file="$work/mysql/pid" \
-    --innodb-flush-log-at-trx-commit=2 --max-connections=300 --max-allowed-packet=64M \
+    --innodb-flush-log-at-trx-commit=2 --max-connections=300 --max-allowed-packet=256M \
     --log-error="$work/mysql/log" &
   for _ in $(seq 1 100); do
     mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "select 1" >/dev/null 2>&1 && break
@@ -73,10 +71,12 @@ stop_all() {
   if [ -f "$work/mysql/pid" ]; then kill "$(cat "$work/mysql/pid")" 2>/dev/null || true; sleep 1; fi
   rm -rf "$work"
 }
-trap stop_all EXIT
 
 # Servers already given (a developer's own): use them as they are.
 if [ -n "${PG_URL:-}" ] && [ -n "${MYSQL_URL:-}" ]; then exec "$@"; fi
+work=$(mktemp -d /tmp/lgcd-db.XXXXXX)
+chmod 755 "$work"
+trap stop_all EXIT
 ensure_packages
 start_postgres
 start_mariadb

@@ -1,8 +1,8 @@
 CREATE TABLE `checkpoint_blobs` (
-	`thread_id` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+	`thread_id` varbinary(1020) NOT NULL,
 	`checkpoint_ns` text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
 	`ns_hash` binary(32) NOT NULL,
-	`channel` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+	`channel` varbinary(1020) NOT NULL,
 	`version` varchar(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
 	`type` varchar(64) NOT NULL,
 	`blob` longblob,
@@ -10,11 +10,11 @@ CREATE TABLE `checkpoint_blobs` (
 ) PARTITION BY KEY (`thread_id`) PARTITIONS 8;
 --> statement-breakpoint
 CREATE TABLE `checkpoint_writes` (
-	`thread_id` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+	`thread_id` varbinary(1020) NOT NULL,
 	`checkpoint_ns` text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
 	`ns_hash` binary(32) NOT NULL,
-	`checkpoint_id` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-	`task_id` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+	`checkpoint_id` varbinary(1020) NOT NULL,
+	`task_id` varbinary(1020) NOT NULL,
 	`task_hash` binary(32) NOT NULL,
 	`idx` int NOT NULL,
 	`channel` text NOT NULL,
@@ -25,11 +25,11 @@ CREATE TABLE `checkpoint_writes` (
 ) PARTITION BY KEY (`thread_id`) PARTITIONS 8;
 --> statement-breakpoint
 CREATE TABLE `checkpoints` (
-	`thread_id` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+	`thread_id` varbinary(1020) NOT NULL,
 	`checkpoint_ns` text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
 	`ns_hash` binary(32) NOT NULL,
-	`checkpoint_id` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-	`parent_checkpoint_id` varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+	`checkpoint_id` varbinary(1020) NOT NULL,
+	`parent_checkpoint_id` varbinary(1020),
 	`checkpoint_type` varchar(64) NOT NULL,
 	`checkpoint` longblob NOT NULL,
 	`channel_versions` json NOT NULL,

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { DrizzleSaver } from "../index.js";
-import { CliError, UsageError } from "./errors.js";
+import { CliError, EXIT_FAILURE, UsageError } from "./errors.js";
 
 export const URL_ENV = "LANGGRAPH_CHECKPOINT_URL";
 
@@ -48,7 +48,7 @@ export async function withSaver<T>(
     const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : "")?.[1];
     const driver = DRIVERS.find((name) => missing === name || missing?.startsWith(`${name}/`));
     if (driver !== undefined) {
-      throw new CliError(`the database driver "${driver}" is not installed: npm install ${driver}`, 1, {
+      throw new CliError(`the database driver "${driver}" is not installed: npm install ${driver}`, EXIT_FAILURE, {
         cause: error,
       });
     }

@@ -17,8 +17,11 @@ export async function connect(url: string): Promise<OwnedConnection> {
   if (scheme === "postgres" || scheme === "postgresql") {
     const { default: postgres } = await import("postgres");
     const { drizzle } = await import("drizzle-orm/postgres-js");
-    const client = postgres(url, { onnotice: () => {} });
-    return { db: drizzle(client), close: () => client.end() };
+    // fetch_types off: a connection dropped while it loads array types would otherwise
+    // surface as an unhandled rejection. A timeout on end: after a dropped connection
+    // postgres.js may otherwise wait forever for it.
+    const client = postgres(url, { onnotice: () => {}, fetch_types: false });
+    return { db: drizzle(client), close: () => client.end({ timeout: 5 }) };
   }
   if (scheme === "mysql") {
     const mysql = await import("mysql2/promise");
@@ -38,8 +41,8 @@ export async function connect(url: string): Promise<OwnedConnection> {
   const sqlite = new Database(path);
   // WAL lets readers work while a writer commits; the busy timeout makes writers
   // from other processes wait for the lock instead of failing with SQLITE_BUSY.
+  sqlite.pragma("busy_timeout = 10000"); // first: switching to WAL takes a lock too
   if (path !== ":memory:") sqlite.pragma("journal_mode = WAL");
-  sqlite.pragma("busy_timeout = 10000");
   sqlite.pragma("synchronous = NORMAL");
   return {
     db: drizzle(sqlite),

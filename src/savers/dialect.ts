@@ -95,12 +95,18 @@ export interface Dialect {
   /** The text of a top-level field of a JSON document (numbers as their JSON text). */
   jsonField(document: SQL, key: string): SQL;
   /**
-   * Optional: a FROM clause (with its WHERE) giving the blob rows, under the blob
-   * table's own name, that the `channel_versions` of the rows of a CTE named `page`
-   * (columns thread_id, ns_key, channel_versions) refer to. With it a page of
+   * Optional: a FROM clause giving, as `page_blobs` (thread_id, checkpoint_ns, channel,
+   * version, type, blob), the blob rows that the `channel_versions` of the rows of a
+   * CTE named `page` (thread_id, ns_key, channel_versions) refer to. With it a page of
    * checkpoints loads in one query; without it, in two (the second by explicit keys).
    */
   pageBlobs?(blobs: BlobColumns): SQL;
+  /**
+   * Up to `limit` threads with an id after `cursor`, in id order, as rows
+   * (thread_id, idle): idle is 1 when the thread's newest `created_at` is before
+   * `idleBefore`. Must read the (thread_id, created_at) index, not every checkpoint.
+   */
+  threadActivity(cursor: string, idleBefore: SQL, limit: number): SQL;
   /** A value comparable with `created_at`, for a time in milliseconds since the epoch. */
   epochMillis(ms: number): SQL;
   /** `created_at` as the driver returned it, as a Date. */
@@ -109,8 +115,11 @@ export interface Dialect {
   tableStats(): Promise<TableStats[]>;
   /** Journal timestamps (`folderMillis`) of the migrations recorded as applied. */
   appliedMigrations(options: MigrationOptions): Promise<number[]>;
-  /** Applies the shipped migrations under a lock that serialises concurrent callers. */
-  migrate(options: MigrationOptions): Promise<void>;
+  /**
+   * Applies the shipped migrations under a lock that serialises concurrent callers;
+   * returns the journal timestamps of those it applied. A failure is a MigrationError.
+   */
+  migrate(options: MigrationOptions): Promise<number[]>;
 }
 
 export interface TableStats {

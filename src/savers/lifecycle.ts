@@ -6,8 +6,8 @@ import {
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
-import type { Dialect } from "./dialect.js";
-import { fromStoredJson } from "./metadata.js";
+import type { Dialect, Row } from "./dialect.js";
+import { fromStoredJson, storedFilterEntries } from "./metadata.js";
 import { as, asBytes, InvalidInputError, parseJsonColumn, requireId } from "./values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
@@ -25,6 +25,8 @@ export interface ExpireThreadsOptions {
 
 /** Threads examined by one expiry scan query (also keeps MySQL's recursion limit of 1000 away). */
 const SCAN_THREADS = 500;
+/** Ancestors walked by one query; below MariaDB's and MySQL's default recursion limit of 1000. */
+const WALK_DEPTH = 900;
 /** Ids per `in (...)` list, well below every driver's parameter limit. */
 const CHUNK = 500;
 
@@ -121,7 +123,7 @@ export class ThreadLifecycle {
     const threads = new Set<string>();
     for (const chunk of chunks(runIds)) {
       const matches = sql.join(
-        chunk.map((runId) => this.dialect.metadataMatches([["run_id", runId]])),
+        chunk.map((runId) => this.dialect.metadataMatches(storedFilterEntries({ run_id: runId }))),
         sql` or `,
       );
       const rows = await this.dialect.query(
@@ -180,61 +182,44 @@ export class ThreadLifecycle {
   ): Promise<Record<string, DeltaChannelHistory>> {
     const result: Record<string, DeltaChannelHistory> = {};
     for (const channel of channels) result[channel] = { writes: [] };
-    if (channels.length === 0) return result;
-    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
-    const nsKey = this.dialect.nsKey(ns);
-    const target =
-      checkpointId === undefined
-        ? sql`(select max(${c.checkpointId}) from ${c.table} where ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey})`
-        : sql`${checkpointId}`;
-    const channelList = sql.join(
-      channels.map((channel) => sql`${channel}`),
-      sql`, `,
-    );
-    // The version each ancestor holds for a channel, to find that channel's blob.
-    const versionOf = sql.join(
-      channels.map(
-        (channel) =>
-          sql`(${b.channel} = ${channel} and ${b.version} = ${this.dialect.jsonField(sql.raw("chain.channel_versions"), channel)})`,
-      ),
-      sql` or `,
-    );
-    const rows = await this.dialect.query(sql`
-      with recursive chain (checkpoint_id, parent_checkpoint_id, channel_versions, depth) as (
-        select ${c.checkpointId}, ${c.parentCheckpointId}, ${c.channelVersions}, 0 from ${c.table}
-        where ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} = ${target}
-        union all
-        select ${c.checkpointId}, ${c.parentCheckpointId}, ${c.channelVersions}, chain.depth + 1
-        from ${c.table} join chain on ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey}
-          and ${c.checkpointId} = chain.parent_checkpoint_id
-      )
-      select 'write' as ${sql.identifier("kind")}, chain.depth as ${sql.identifier("depth")}, ${as(w.channel, "channel")},
-             ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, ${as(w.type, "type")},
-             ${as(w.blob, "blob")}
-      from chain join ${w.table} on ${w.threadId} = ${threadId} and ${w.nsKey} = ${nsKey}
-        and ${w.checkpointId} = chain.checkpoint_id
-      where chain.depth > 0 and ${w.channel} in (${channelList})
-      union all
-      select 'seed', seeds.depth, seeds.channel, null, null, null, seeds.type, seeds.blob from (
-        select chain.depth as depth, ${as(b.channel, "channel")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
-               row_number() over (partition by ${b.channel} order by chain.depth) as nearest
-        from chain join ${b.table} on ${b.threadId} = ${threadId} and ${b.nsKey} = ${nsKey} and (${versionOf})
-        where chain.depth > 0 and ${b.type} <> 'empty'
-      ) seeds where seeds.nearest = 1`);
-
+    const c = this.dialect.columns.checkpoints;
     const seedDepth = new Map<string, number>();
-    for (const row of rows) {
-      if (row.kind !== "seed") continue;
-      const channel = row.channel as string;
-      seedDepth.set(channel, Number(row.depth));
-      result[channel].seed = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
+    const found: { row: Row; depth: number }[] = [];
+    // The target itself is depth 0 and contributes nothing; its ancestors are 1, 2, ...
+    let start: { from: SQL; depth: number } | undefined = {
+      from:
+        checkpointId === undefined
+          ? sql`(select max(${c.checkpointId}) from ${c.table} where ${c.threadId} = ${threadId} and ${c.nsKey} = ${this.dialect.nsKey(ns)})`
+          : sql`${checkpointId}`,
+      depth: 0,
+    };
+    while (start) {
+      const remaining = channels.filter((channel) => !seedDepth.has(channel));
+      if (remaining.length === 0) break;
+      const rows = await this.walkAncestors(threadId, ns, start, remaining);
+      let deepest: Row | undefined;
+      for (const row of rows) {
+        const depth = start.depth + Number(row.depth);
+        if (row.kind === "link") deepest = row;
+        else if (row.kind === "seed") {
+          seedDepth.set(row.channel as string, depth);
+          result[row.channel as string].seed = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
+        } else found.push({ row, depth });
+      }
+      // A walk stops after WALK_DEPTH steps (MariaDB's default recursion limit is 1000):
+      // carry on from the deepest ancestor's parent.
+      const parent = deepest?.parent_checkpoint_id;
+      start =
+        deepest && Number(deepest.depth) >= WALK_DEPTH && typeof parent === "string"
+          ? { from: sql`${parent}`, depth: start.depth + Number(deepest.depth) + 1 }
+          : undefined;
     }
     // Oldest ancestor first; within one checkpoint, LangGraph's (task path, task id, idx) order.
-    const writes = rows
-      .filter((row) => row.kind === "write" && Number(row.depth) <= (seedDepth.get(row.channel as string) ?? Infinity))
-      .map((row) => ({
+    const writes = found
+      .filter(({ row, depth }) => depth <= (seedDepth.get(row.channel as string) ?? Infinity))
+      .map(({ row, depth }) => ({
         row,
-        depth: Number(row.depth),
+        depth,
         key: writesSortKey((row.task_path as string) ?? "", row.task_id as string, Number(row.idx)),
       }))
       .sort((x, y) => y.depth - x.depth || compareWritesSortKeys(x.key, y.key));
@@ -246,30 +231,73 @@ export class ThreadLifecycle {
     return result;
   }
 
+  /**
+   * One query: a recursive CTE follows the parent chain from `start` for at most
+   * WALK_DEPTH steps and returns the writes of `channels` at each ancestor, each
+   * channel's nearest stored value ("seed"), and the deepest ancestor reached ("link").
+   * Depths are relative to `start`; with `start.depth` 0 the start itself is left out.
+   */
+  private async walkAncestors(
+    threadId: string,
+    ns: string,
+    start: { from: SQL; depth: number },
+    channels: string[],
+  ): Promise<Row[]> {
+    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
+    const nsKey = this.dialect.nsKey(ns);
+    const first = start.depth === 0 ? 1 : 0;
+    const channelList = sql.join(
+      channels.map((channel) => sql`${channel}`),
+      sql`, `,
+    );
+    // The version each ancestor holds for a channel, to find that channel's blob.
+    const versionOf = sql.join(
+      channels.map(
+        (channel) =>
+          sql`(${b.channel} = ${channel} and ${b.version} = ${this.dialect.jsonField(sql`${c.channelVersions}`, channel)})`,
+      ),
+      sql` or `,
+    );
+    // The chain carries short keys only, so every database keeps it in memory.
+    return this.dialect.query(sql`
+      with recursive chain (checkpoint_id, parent_checkpoint_id, depth) as (
+        select ${c.checkpointId}, ${c.parentCheckpointId}, 0 from ${c.table}
+        where ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} = ${start.from}
+        union all
+        select ${c.checkpointId}, ${c.parentCheckpointId}, chain.depth + 1
+        from ${c.table} join chain on ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey}
+          and ${c.checkpointId} = chain.parent_checkpoint_id
+        where chain.depth < ${WALK_DEPTH}
+      )
+      select 'write' as ${sql.identifier("kind")}, chain.depth as ${sql.identifier("depth")}, ${as(w.channel, "channel")},
+             ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, ${as(w.type, "type")},
+             ${as(w.blob, "blob")}, null as ${sql.identifier("parent_checkpoint_id")}
+      from chain join ${w.table} on ${w.threadId} = ${threadId} and ${w.nsKey} = ${nsKey}
+        and ${w.checkpointId} = chain.checkpoint_id
+      where chain.depth >= ${first} and ${w.channel} in (${channelList})
+      union all
+      select 'seed', seeds.depth, seeds.channel, null, null, null, seeds.type, seeds.blob, null from (
+        select chain.depth as depth, ${as(b.channel, "channel")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
+               row_number() over (partition by ${b.channel} order by chain.depth) as nearest
+        from chain
+        join ${c.table} on ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} = chain.checkpoint_id
+        join ${b.table} on ${b.threadId} = ${threadId} and ${b.nsKey} = ${nsKey} and (${versionOf})
+        where chain.depth >= ${first} and ${b.type} <> 'empty'
+      ) seeds where seeds.nearest = 1
+      union all
+      select 'link', chain.depth, null, null, null, null, null, null, chain.parent_checkpoint_id
+      from chain where chain.depth = (select max(depth) from chain)`);
+  }
+
   private tables(): { table: Table; threadId: Column }[] {
     const { checkpoints, blobs, writes } = this.dialect.columns;
     return [checkpoints, blobs, writes].map(({ table, threadId }) => ({ table, threadId }));
   }
 
-  /**
-   * Threads after `cursor` in id order with whether each is idle, found by a skip
-   * scan: one index probe per thread for the next id and one for its newest time,
-   * never a read of every checkpoint.
-   */
+  /** Threads after `cursor` in id order, with whether each is idle (see Dialect.threadActivity). */
   private async scanThreads(cursor: string, idleSince: Date): Promise<{ threadId: string; idle: boolean }[]> {
-    const c = this.dialect.columns.checkpoints;
-    const rows = await this.dialect.query(sql`
-      with recursive threads (thread_id, n) as (
-        select min(${c.threadId}), 1 from ${c.table} where ${c.threadId} > ${cursor}
-        union all
-        select (select min(${c.threadId}) from ${c.table} where ${c.threadId} > threads.thread_id), threads.n + 1
-        from threads where threads.thread_id is not null and threads.n < ${SCAN_THREADS}
-      )
-      select threads.thread_id as ${sql.identifier("thread_id")},
-        case when (select max(${c.createdAt}) from ${c.table} where ${c.threadId} = threads.thread_id)
-          < ${this.dialect.epochMillis(idleSince.getTime())} then 1 else 0 end as ${sql.identifier("idle")}
-      from threads where threads.thread_id is not null
-      order by threads.thread_id`);
+    const idleBefore = this.dialect.epochMillis(idleSince.getTime());
+    const rows = await this.dialect.query(this.dialect.threadActivity(cursor, idleBefore, SCAN_THREADS));
     return rows.map((row) => ({ threadId: row.thread_id as string, idle: Number(row.idle) === 1 }));
   }
 

@@ -17,6 +17,11 @@ function escapeString(value: string): string {
   return NEEDS_ESCAPE.test(value) || value.startsWith(MARKER) ? MARKER + JSON.stringify(value) : value;
 }
 
+/** Keys are escaped also when they start with "-": MariaDB cannot address those in a JSON path. */
+function escapeKey(key: string): string {
+  return key.startsWith("-") ? MARKER + JSON.stringify(key) : escapeString(key);
+}
+
 function unescapeString(value: string): string {
   return value.startsWith(MARKER) ? (JSON.parse(value.slice(MARKER.length)) as string) : value;
 }
@@ -50,7 +55,7 @@ export function toStoredJson(value: unknown, path = "metadata"): JsonValue | und
   const result: { [key: string]: JsonValue } = {};
   for (const key of Object.keys(value).sort()) {
     const item = toStoredJson((value as Record<string, unknown>)[key], `${path}.${key}`);
-    if (item !== undefined) setOwn(result, escapeString(key), item);
+    if (item !== undefined) setOwn(result, escapeKey(key), item);
   }
   return result;
 }
@@ -89,7 +94,7 @@ export function storedFilterEntries(filter: Record<string, unknown> | undefined)
     if (value === undefined) continue;
     const stored = toStoredJson(value, `filter.${key}`);
     if (stored === undefined) throw new TypeError(`filter.${key}: ${typeof value} cannot be matched`);
-    entries.push([escapeString(key), stored]);
+    entries.push([escapeKey(key), stored]);
   }
   return entries;
 }

@@ -15,6 +15,47 @@ export function pendingMigrations(folder: string, appliedMillis: Iterable<unknow
   return readMigrationFiles({ migrationsFolder: folder }).filter((m) => !applied.has(m.folderMillis));
 }
 
+/** The database's own message, below drizzle's "Failed query: <the whole SQL>" wrapper. */
+function databaseMessage(error: unknown): string {
+  let current = error;
+  while (
+    current instanceof Error &&
+    current.cause instanceof Error &&
+    /^Failed (query|to run the query)/.test(current.message)
+  ) {
+    current = current.cause;
+  }
+  return current instanceof Error ? current.message : String(current);
+}
+
+/** A migration that failed; `createdAt` is its journal timestamp, `cause` the database's error. */
+export class MigrationError extends Error {
+  override name = "MigrationError";
+  constructor(
+    readonly createdAt: number,
+    cause: unknown,
+    /** Filled in by the saver from the journal. */
+    readonly migration?: MigrationInfo,
+  ) {
+    super(`migration ${migration?.tag ?? createdAt} failed: ${databaseMessage(cause)}`, { cause });
+  }
+}
+
+/** Runs one migration's statements, turning a failure into a {@link MigrationError}. */
+export function applying<T>(migration: MigrationMeta, run: () => T): T {
+  try {
+    const result = run();
+    if (result instanceof Promise) {
+      return result.catch((error: unknown) => {
+        throw new MigrationError(migration.folderMillis, error);
+      }) as T;
+    }
+    return result;
+  } catch (error) {
+    throw new MigrationError(migration.folderMillis, error);
+  }
+}
+
 /** A stable 31-bit number naming the advisory lock of one migrations table. */
 export function lockNumber(name: string): number {
   let hash = 0;

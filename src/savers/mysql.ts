@@ -5,7 +5,8 @@ import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
-import { pendingMigrations } from "./migrations.js";
+import { applying, pendingMigrations } from "./migrations.js";
+import { InvalidInputError } from "./values.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnyMySqlDatabase = MySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase, any>;
@@ -38,6 +39,9 @@ function jsonPathOps(document: SQL): JsonNodeOps<string> {
     size: (path) => sql`json_length(${document}, ${path})`,
   };
 }
+
+/** Result columns of the saver's queries that hold bytes; all others hold text. */
+const PAYLOAD_COLUMNS = new Set(["checkpoint", "blob", "data", "ns_key"]);
 
 function sha256(text: unknown): Buffer {
   return createHash("sha256").update(String(text), "utf8").digest();
@@ -73,6 +77,7 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.nsHash },
   };
 
+  const sqlDialect = (db as unknown as { dialect: { sqlToQuery(statement: SQL): { params: unknown[] } } }).dialect;
   const hashed: HashedColumns = new Map<Column, Column>([
     [checkpoints.checkpointNs, checkpoints.nsHash],
     [checkpointBlobs.checkpointNs, checkpointBlobs.nsHash],
@@ -80,8 +85,32 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     [checkpointWrites.taskId, checkpointWrites.taskHash],
   ]);
 
+  // mysql2 sends bytes as hex text, so a statement is about twice its binary values:
+  // say so clearly instead of letting the server drop the connection mid-write.
+  let maxPacket: Promise<number> | undefined;
+  async function checkPacketSize(statements: SQL[]): Promise<void> {
+    const size = statements
+      .flatMap((statement) => sqlDialect.sqlToQuery(statement).params)
+      .reduce((total: number, param) => total + (Buffer.isBuffer(param) ? 2 * param.length : String(param).length), 0);
+    if (size < 1024 * 1024) return;
+    maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
+    const limit = await maxPacket;
+    if (size > limit) {
+      throw new InvalidInputError(
+        `this write needs a MySQL packet of about ${size} bytes, more than the server's max_allowed_packet (${limit}): raise max_allowed_packet`,
+      );
+    }
+  }
+
   async function query(statement: SQL): Promise<Row[]> {
     const [rows] = (await db.execute(statement)) as unknown as [Row[]];
+    // Ids are VARBINARY (see the schema) and come back as bytes, also where a UNION
+    // merges them with text into a BLOB type: every result column but the payloads is text.
+    for (const row of rows) {
+      for (const [name, value] of Object.entries(row)) {
+        if (Buffer.isBuffer(value) && !PAYLOAD_COLUMNS.has(name)) row[name] = value.toString("utf8");
+      }
+    }
     return rows;
   }
 
@@ -90,13 +119,25 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     columns,
     query,
     async atomically(statements) {
+      await checkPacketSize(statements);
       if (statements.length === 1) {
         await db.execute(statements[0]);
         return;
       }
-      await db.transaction(async (tx) => {
-        for (const statement of statements) await tx.execute(statement);
-      });
+      let failure: unknown;
+      try {
+        await db.transaction(async (tx) => {
+          for (const statement of statements) {
+            await tx.execute(statement).catch((error: unknown) => {
+              failure = error;
+              throw error;
+            });
+          }
+        });
+      } catch (error) {
+        // When the server dropped the connection, drizzle's failed ROLLBACK would hide the real error.
+        throw failure ?? error;
+      }
     },
     insert: (spec) => insertSql(hashed, spec),
     nsKey: sha256,
@@ -110,11 +151,21 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
           parts.push(sql`${checkpoints.metaSource} = ${value}`);
         }
         if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
+        if (key === "run_id" && typeof value === "string" && [...value].length <= 255) {
+          parts.push(sql`${checkpoints.metaRunId} = ${value}`);
+        }
         parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
       }
       return sql`(${sql.join(parts, sql` and `)})`;
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
+    // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
+    // a recursive CTE cannot seek there and reads whole index partitions instead.
+    threadActivity: (cursor, idleBefore, limit) => sql`
+      select ${checkpoints.threadId} as ${sql.identifier("thread_id")},
+        case when max(${checkpoints.createdAt}) < ${idleBefore} then 1 else 0 end as ${sql.identifier("idle")}
+      from ${checkpoints} where ${checkpoints.threadId} > ${cursor}
+      group by ${checkpoints.threadId} order by ${checkpoints.threadId} limit ${sql.raw(String(limit))}`,
     epochMillis: (ms) => sql`from_unixtime(${ms} / 1000)`,
     readTimestamp: (value) => (value instanceof Date ? value : new Date(String(value))),
     async tableStats() {
@@ -142,6 +193,7 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
       const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
       // A transaction pins one connection, which GET_LOCK needs; MySQL DDL commits
       // implicitly, so each migration is recorded right after its statements.
+      const applied: number[] = [];
       await db.transaction(async (tx) => {
         const [[acquired]] = (await tx.execute(sql`select get_lock(${lock}, 300) as acquired`)) as unknown as [[Row]];
         if (Number(acquired.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
@@ -149,20 +201,24 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
           await tx.execute(
             sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
           );
-          const [applied] = (await tx.execute(sql`select created_at from ${table}`)) as unknown as [Row[]];
+          const [recorded] = (await tx.execute(sql`select created_at from ${table}`)) as unknown as [Row[]];
           for (const migration of pendingMigrations(
             migrationsFolder,
-            applied.map((row) => row.created_at),
+            recorded.map((row) => row.created_at),
           )) {
-            for (const statement of migration.sql) if (statement.trim()) await tx.execute(sql.raw(statement));
+            await applying(migration, async () => {
+              for (const statement of migration.sql) if (statement.trim()) await tx.execute(sql.raw(statement));
+            });
             await tx.execute(
               sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
             );
+            applied.push(migration.folderMillis);
           }
         } finally {
           await tx.execute(sql`select release_lock(${lock})`);
         }
       });
+      return applied;
     },
   };
 }

@@ -1,13 +1,16 @@
 import { getTableName, sql } from "drizzle-orm";
 import { getTableConfig, type PgDatabase, type PgQueryResultHKT, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
-import { onConflictInsert } from "./common-sql.js";
+import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, Row } from "./dialect.js";
 import type { JsonValue } from "./metadata.js";
-import { lockNumber, pendingMigrations } from "./migrations.js";
+import { applying, lockNumber, pendingMigrations } from "./migrations.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any>;
+
+/** Statements combined into one; more run in a transaction. */
+const CTE_STATEMENTS = 8;
 
 const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
@@ -49,6 +52,13 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
         await db.execute(statements[0]);
         return;
       }
+      // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
+      if (statements.length > CTE_STATEMENTS) {
+        await db.transaction(async (tx) => {
+          for (const statement of statements) await tx.execute(statement);
+        });
+        return;
+      }
       const ctes = statements.slice(0, -1).map((statement, i) => sql`${sql.raw(`s${i}`)} as (${statement})`);
       await db.execute(sql`with ${sql.join(ctes, sql`, `)} ${statements[statements.length - 1]}`);
     },
@@ -70,10 +80,14 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
     // per JSON object and prefers scanning every blob partition.
     pageBlobs: (b) =>
       sql`page cross join lateral (
-        select ${b.table}.* from ${b.table}
+        select ${b.threadId} as thread_id, ${b.checkpointNs} as checkpoint_ns, ${b.channel} as channel,
+               ${b.version} as version, ${b.type} as type, ${b.blob} as blob
+        from ${b.table}
         where ${b.threadId} = page.thread_id and ${b.nsKey} = page.ns_key
           and (${b.channel}, ${b.version}) in (select v.key, v.value from jsonb_each_text(page.channel_versions) as v)
-      ) as ${sql.identifier(getTableName(b.table))}`,
+      ) as page_blobs`,
+    threadActivity: (cursor, idleBefore, limit) =>
+      threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
     readTimestamp(value) {
       if (value instanceof Date) return value;
@@ -109,6 +123,7 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
       // By default beside our tables, which the migrations create in the current schema.
       const schema = migrationsSchema ?? (await currentSchema(db));
       const table = sql`${sql.identifier(schema)}.${sql.identifier(migrationsTable)}`;
+      const applied: number[] = [];
       await db.transaction(async (tx) => {
         // Serialises concurrent setup() calls across processes until this transaction ends.
         await tx.execute(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${migrationsTable}`)})`);
@@ -117,19 +132,23 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
         await tx.execute(
           sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
         );
-        const applied = rowsOf(await tx.execute(sql`select created_at from ${table}`));
+        const recorded = rowsOf(await tx.execute(sql`select created_at from ${table}`));
         for (const migration of pendingMigrations(
           migrationsFolder,
-          applied.map((row) => row.created_at),
+          recorded.map((row) => row.created_at),
         )) {
-          for (const statement of migration.sql) {
-            if (statement.trim()) await tx.execute(sql.raw(statement));
-          }
+          await applying(migration, async () => {
+            for (const statement of migration.sql) {
+              if (statement.trim()) await tx.execute(sql.raw(statement));
+            }
+          });
           await tx.execute(
             sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
           );
+          applied.push(migration.folderMillis);
         }
       });
+      return applied;
     },
   };
 }

@@ -24,7 +24,7 @@ import { type CheckpointTables, detectDialect, type SupportedDatabase } from "./
 import type { Dialect, MigrationOptions, Row, TableStats } from "./dialect.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { parseMetadata, serializeMetadata, storedFilterEntries } from "./metadata.js";
-import { journal, type MigrationInfo } from "./migrations.js";
+import { journal, MigrationError, type MigrationInfo } from "./migrations.js";
 import {
   as,
   asBytes,
@@ -32,6 +32,7 @@ import {
   configOf,
   configurableOf,
   InvalidInputError,
+  isRecord,
   keyOf,
   optionalNamespace,
   parseJsonColumn,
@@ -106,11 +107,23 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   /**
    * Applies the shipped migrations that are not applied yet. Idempotent, and safe
    * when several processes call it at once (they wait for each other's lock).
-   * Does nothing when the application passed its own `tables`.
+   * Does nothing when the application passed its own `tables`. Returns the migrations
+   * this call applied; a failure is a `MigrationError` naming the migration.
    */
-  async setup(): Promise<void> {
-    if (this.options.tables) return;
-    await this.dialect.migrate(this.migrationOptions());
+  async setup(): Promise<MigrationInfo[]> {
+    if (this.options.tables) return [];
+    const migrations = journal(this.migrationsFolder);
+    const named = (createdAt: number) =>
+      migrations.find((m) => m.createdAt === createdAt) ?? { tag: String(createdAt), createdAt };
+    try {
+      const applied = await this.dialect.migrate(this.migrationOptions());
+      return applied.map(named);
+    } catch (error) {
+      if (error instanceof MigrationError) {
+        throw new MigrationError(error.createdAt, error.cause, named(error.createdAt));
+      }
+      throw error;
+    }
   }
 
   /** The shipped migrations, split into applied and pending, oldest first. */
@@ -262,17 +275,27 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
     const parentId =
       configurable.checkpoint_id === undefined ? null : requireId(configurable.checkpoint_id, "checkpoint_id");
-    if (checkpoint === null || typeof checkpoint !== "object")
-      throw new InvalidInputError("put: checkpoint must be an object");
+    if (!isRecord(checkpoint)) throw new InvalidInputError("put: checkpoint must be an object");
+    if (!isRecord(newVersions)) throw new InvalidInputError("put: newVersions must be an object");
+    if (checkpoint.channel_values !== undefined && !isRecord(checkpoint.channel_values)) {
+      throw new InvalidInputError("put: checkpoint.channel_values must be an object");
+    }
+    if (!isRecord(checkpoint.channel_versions)) {
+      throw new InvalidInputError("put: checkpoint.channel_versions must be an object");
+    }
     const checkpointId = requireId(checkpoint.id, "checkpoint.id");
 
     // Serialise everything before touching the database, so bad input writes nothing.
     const { channel_values: values = {}, ...withoutValues } = checkpoint;
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
     const metadataJson = serializeMetadata(metadata);
-    const versionsJson = JSON.stringify(checkpoint.channel_versions ?? {});
+    const versionsJson = JSON.stringify(checkpoint.channel_versions);
     const blobRows: unknown[][] = [];
-    for (const [channel, version] of Object.entries(newVersions ?? {})) {
+    for (const [channel, version] of Object.entries(newVersions)) {
+      requireId(channel, "channel name");
+      if (typeof version !== "string" && typeof version !== "number") {
+        throw new InvalidInputError(`put: the version of channel "${channel}" must be a string or a number`);
+      }
       const hasValue = Object.hasOwn(values, channel);
       const [type, bytes] = hasValue
         ? await this.serde.dumpsTyped((values as Record<string, unknown>)[channel])
@@ -502,8 +525,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       from page join ${w.table} on ${w.threadId} = page.thread_id and ${w.nsKey} = page.ns_key
         and ${w.checkpointId} = page.checkpoint_id
       union all
-      select 'blob', null, ${b.threadId}, ${b.checkpointNs}, null, null, ${b.type}, ${b.blob}, null, ${b.channel},
-             ${b.version}, null, null, null
+      select 'blob', null, page_blobs.thread_id, page_blobs.checkpoint_ns, null, null, page_blobs.type,
+             page_blobs.blob, null, page_blobs.channel, page_blobs.version, null, null, null
       from ${this.dialect.pageBlobs?.(b)}`);
   }
 

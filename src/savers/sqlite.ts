@@ -1,10 +1,10 @@
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
-import { onConflictInsert } from "./common-sql.js";
+import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
-import { pendingMigrations } from "./migrations.js";
+import { applying, pendingMigrations } from "./migrations.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnySQLiteDatabase = BaseSQLiteDatabase<"sync", unknown, any>;
@@ -92,12 +92,17 @@ export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTab
         // The generated, indexed columns narrow the scan; the json_each test is exact.
         if (key === "source" && typeof value === "string") parts.push(sql`${checkpoints.metaSource} = ${value}`);
         if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
+        if (key === "run_id" && typeof value === "string") {
+          parts.push(sql`${checkpoints.metaRunId} = ${value}`);
+        }
         parts.push(ops.member(root, key, (child) => jsonEquals(ops, child, value)));
       }
       return sql`(${sql.join(parts, sql` and `)})`;
     },
     // cast: json_each returns numbers as numbers, which never equal a text column.
     jsonField: (document, key) => sql`(select cast(value as text) from json_each(${document}) where key = ${key})`,
+    threadActivity: (cursor, idleBefore, limit) =>
+      threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`${ms}`,
     readTimestamp: (value) => new Date(Number(value)),
     async tableStats() {
@@ -118,19 +123,24 @@ export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTab
     },
     async migrate({ migrationsFolder, migrationsTable }) {
       const table = sql.identifier(migrationsTable);
+      const applied: number[] = [];
       transaction(() => {
         db.run(
           sql`create table if not exists ${table} (id integer primary key autoincrement, hash text not null, created_at numeric)`,
         );
-        const applied = db.all<Row>(sql`select created_at from ${table}`);
+        const recorded = db.all<Row>(sql`select created_at from ${table}`);
         for (const migration of pendingMigrations(
           migrationsFolder,
-          applied.map((row) => row.created_at),
+          recorded.map((row) => row.created_at),
         )) {
-          for (const statement of migration.sql) if (statement.trim()) db.run(sql.raw(statement));
+          applying(migration, () => {
+            for (const statement of migration.sql) if (statement.trim()) db.run(sql.raw(statement));
+          });
           db.run(sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`);
+          applied.push(migration.folderMillis);
         }
       });
+      return applied;
     },
   };
 }

@@ -20,15 +20,25 @@ export function requireId(value: unknown, what: string): string {
   if (typeof value !== "string" || value.length === 0) {
     throw new InvalidInputError(`${what} must be a non-empty string, got ${describe(value)}`);
   }
+  // Databases store text as UTF-8: a lone surrogate would be replaced and U+0000 refused.
+  requireStorableText(value, what);
   if ([...value].length > MAX_ID_LENGTH) {
     throw new InvalidInputError(`${what} is longer than ${MAX_ID_LENGTH} characters`);
   }
   return value;
 }
 
+/** Databases store text as UTF-8: a lone surrogate would be replaced and U+0000 refused. */
+function requireStorableText(value: string, what: string): void {
+  if (!value.isWellFormed() || value.includes("\u0000")) {
+    throw new InvalidInputError(`${what} must be well-formed Unicode without U+0000`);
+  }
+}
+
 export function optionalNamespace(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw new InvalidInputError(`checkpoint_ns must be a string, got ${describe(value)}`);
+  requireStorableText(value, "checkpoint_ns");
   return value;
 }
 
@@ -79,4 +89,8 @@ export function rowKey(row: Record<string, unknown>): CheckpointKey {
 /** JSON columns come back parsed (postgres.js, MySQL 8) or as text (MariaDB, SQLite). */
 export function parseJsonColumn(value: unknown): unknown {
   return typeof value === "string" ? JSON.parse(value) : value;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

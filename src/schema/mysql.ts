@@ -10,6 +10,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  varbinary,
   varchar,
 } from "drizzle-orm/mysql-core";
 
@@ -18,13 +19,11 @@ const longblob = customType<{ data: Uint8Array; driverData: Uint8Array }>({
 });
 
 /**
- * Ids compare byte for byte: MySQL's default collations are case- and
- * trailing-space-insensitive, which would merge "Thread" and "thread".
- * 255 characters of utf8mb4 take 1020 bytes of an index key.
+ * Ids are bytes (UTF-8), so they compare exactly: MySQL's text collations, even the
+ * binary ones of MariaDB, ignore trailing spaces ("a" = "a ") and some ignore case.
+ * 1020 bytes hold 255 characters of any script. The dialect turns them back into text.
  */
-const id = customType<{ data: string }>({
-  dataType: () => "varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
-});
+const id = (name: string) => varbinary(name, { length: 1020 });
 
 /** Channel versions are ASCII (zero-padded counter + random suffix); keeps the blob key short. */
 const version = customType<{ data: string }>({

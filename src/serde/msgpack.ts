@@ -13,7 +13,7 @@ import {
   ToolMessage,
   ToolMessageChunk,
 } from "@langchain/core/messages";
-import { DeltaSnapshot, JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { Decoder, Encoder, ExtData, ExtensionCodec } from "@msgpack/msgpack";
 
 /**
@@ -29,6 +29,8 @@ const EXT = {
   regexp: 6,
   bigint: 7,
   deltaSnapshot: 8,
+  /** A plain object with an own "__proto__" key, which MessagePack decoders refuse as a map. */
+  protoKeyObject: 9,
 } as const;
 
 /**
@@ -141,6 +143,17 @@ function buildCodec(): ExtensionCodec {
     decode: (data) => BigInt(new TextDecoder().decode(data)),
   });
   codec.register({
+    type: EXT.protoKeyObject,
+    encode: () => null, // written by the encoder hook below
+    decode: (data) => {
+      const object: Record<string, unknown> = {};
+      for (const [key, value] of decodeInner(data) as [string, unknown][]) {
+        Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+      }
+      return object;
+    },
+  });
+  codec.register({
     type: EXT.undefined,
     encode: () => null, // written by the encoder hook below, never reached through here
     decode: () => undefined,
@@ -164,7 +177,9 @@ function createEncoder(): Encoder {
   const doEncode = internals.doEncode.bind(encoder);
   internals.doEncode = (object, depth) => {
     if (object === undefined) internals.encodeExtension(UNDEFINED);
-    else if (typeof object === "bigint")
+    else if (typeof object === "object" && object !== null && Object.hasOwn(object, "__proto__")) {
+      internals.encodeExtension(new ExtData(EXT.protoKeyObject, encodeInner(Object.entries(object))));
+    } else if (typeof object === "bigint")
       internals.encodeExtension(new ExtData(EXT.bigint, new TextEncoder().encode(object.toString())));
     else doEncode(object, depth);
   };
@@ -183,6 +198,45 @@ function decodeInner(data: Uint8Array): unknown {
   return new Decoder({ extensionCodec: codec }).decode(data);
 }
 
+/**
+ * Revives values written by LangGraph's JsonPlusSerializer: its lc:2 records
+ * (undefined, Set, Map, RegExp, Error, Uint8Array, DeltaSnapshot) and LangChain
+ * messages; every other record stays plain data.
+ */
+function reviveJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reviveJson);
+  if (value === null || typeof value !== "object") return value;
+  const object: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    Object.defineProperty(object, key, {
+      value: reviveJson(item),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  const record = object as { lc?: unknown; type?: unknown; id?: unknown; args?: unknown; value?: unknown };
+  if (record.lc === 1) return reviveLangChain(object);
+  if (record.lc !== 2) return object;
+  if (record.type === "undefined") return undefined;
+  if (record.type === "delta_snapshot" && "value" in record) return new DeltaSnapshot(record.value);
+  const name = Array.isArray(record.id) && record.id.length === 1 ? record.id[0] : undefined;
+  const args = Array.isArray(record.args) ? record.args : [];
+  if (record.type !== "constructor") return object;
+  try {
+    if (name === "Set" && Array.isArray(args[0])) return new Set(args[0]);
+    if (name === "Map" && Array.isArray(args[0])) return new Map(args[0] as [unknown, unknown][]);
+    if (name === "RegExp" && typeof args[0] === "string" && typeof args[1] === "string") {
+      return new RegExp(args[0], args[1]);
+    }
+    if (name === "Error" && typeof args[0] === "string") return new Error(args[0]);
+    if (name === "Uint8Array" && Array.isArray(args[0])) return Uint8Array.from(args[0] as number[]);
+  } catch {
+    return object;
+  }
+  return object;
+}
+
 export class SerializationError extends Error {
   override name = "SerializationError";
 }
@@ -194,8 +248,6 @@ export class SerializationError extends Error {
  * so data written with the default serializer stays readable.
  */
 export class MsgpackSerializer implements SerializerProtocol {
-  private readonly json = new JsonPlusSerializer();
-
   async dumpsTyped(value: unknown): Promise<[string, Uint8Array]> {
     if (value instanceof Uint8Array && value.constructor === Uint8Array) return ["bytes", value];
     try {
@@ -219,7 +271,9 @@ export class MsgpackSerializer implements SerializerProtocol {
       case "bytes":
         return typeof data === "string" ? new TextEncoder().encode(data) : data;
       case "json":
-        return this.json.loadsTyped(type, data);
+        // LangGraph's JSON format, revived by our own rules: JsonPlusSerializer would
+        // instantiate any langchain_core class a stored record names.
+        return reviveJson(JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data)));
       default:
         throw new SerializationError(`unknown serialization type "${type}"`);
     }

@@ -5,7 +5,7 @@ import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type SQL, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DrizzleSaver, type SupportedDatabase } from "../../src/index.js";
+import { DrizzleSaver, type MigrationInfo, type SupportedDatabase } from "../../src/index.js";
 import { type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
 import { openApp as openMysqlApp } from "./fixtures/own-migrations/mysql/app.js";
 import { openApp as openPgApp } from "./fixtures/own-migrations/pg/app.js";
@@ -64,8 +64,9 @@ class NextReleaseSaver extends DrizzleSaver {
     super(db);
   }
 
-  override async setup(): Promise<void> {
+  override async setup(): Promise<MigrationInfo[]> {
     await this.dialect.migrate({ migrationsFolder: this.release, migrationsTable: OUR_TABLE });
+    return [];
   }
 }
 

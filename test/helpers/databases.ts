@@ -59,3 +59,15 @@ export async function clearTables(url: string): Promise<void> {
     await saver.close();
   }
 }
+
+/**
+ * mysql2 option for tests that read our MySQL tables directly: ids are VARBINARY
+ * (exact comparison) and would come back as Buffers; this returns them as text.
+ */
+export const mysqlIdsAsText = {
+  typeCast(field: { type: string; string(): string | null }, next: () => unknown) {
+    // VARBINARY and VARCHAR both report VAR_STRING; as text they read the same.
+    if (field.type === "VAR_STRING") return field.string();
+    return next();
+  },
+};

@@ -100,14 +100,15 @@ describe.each(DIALECTS)("input handling on %s", (dialect) => {
   });
 
   it("keeps ids that differ only in case or trailing spaces apart", async () => {
-    const a = await saver.put({ configurable: { thread_id: "Case" } }, checkpoint({ v: "upper" }), metadata, {
-      v: "1",
-    });
-    const b = await saver.put({ configurable: { thread_id: "case " } }, checkpoint({ v: "lower" }), metadata, {
-      v: "1",
-    });
-    expect((await saver.getTuple(a))?.checkpoint.channel_values).toEqual({ v: "upper" });
-    expect((await saver.getTuple(b))?.checkpoint.channel_values).toEqual({ v: "lower" });
+    const ids = ["Case", "case", "case ", "case  ", "cáse"];
+    for (const id of ids) {
+      await saver.put({ configurable: { thread_id: id } }, checkpoint({ v: id }), metadata, { v: "1" });
+    }
+    for (const id of ids) {
+      const tuple = await saver.getTuple({ configurable: { thread_id: id } });
+      expect(tuple?.checkpoint.channel_values).toEqual({ v: id });
+      expect(tuple?.config.configurable?.thread_id).toBe(id);
+    }
   });
 
   it("lets a second saver instance read what the first wrote", async () => {

@@ -1,0 +1,192 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import Database from "better-sqlite3";
+import mysql from "mysql2/promise";
+import postgres from "postgres";
+import { expect } from "vitest";
+import type { DialectName } from "../helpers/databases.js";
+
+const root = resolve(import.meta.dirname, "../..");
+
+/** The binary as package.json declares it ("bin"), so the tests run what npm installs. */
+export const BIN = resolve(
+  root,
+  (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { bin: Record<string, string> }).bin[
+    "langgraph-checkpoint-drizzle"
+  ],
+);
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function builtAt(): number {
+  try {
+    return statSync(BIN).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Runs `npm run build` unless dist/ is newer than every file of src/. Test files run
+ * in parallel workers, so a lock directory makes them build once, one at a time.
+ */
+export async function ensureBuilt(): Promise<void> {
+  const lock = join(tmpdir(), `lgcd-cli-build-${Buffer.from(root).toString("hex").slice(-24)}.lock`);
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Another worker is building; a lock older than 5 minutes was left by a killed run.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 5 * 60_000) rmSync(lock, { recursive: true, force: true });
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`timed out waiting for the build lock ${lock}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    if (builtAt() > newestMtime(join(root, "src"))) return;
+    try {
+      await promisify(execFile)("npm", ["run", "build"], { cwd: root, timeout: 10 * 60_000 });
+    } catch (error) {
+      const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
+      throw new Error(`npm run build failed:\n${stdout}\n${stderr}`);
+    }
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node <bin> ...args` with the URL variable unset (unless `env` sets it). */
+export function cli(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): Promise<CliResult> {
+  const env: Record<string, string | undefined> = { ...process.env, LANGGRAPH_CHECKPOINT_URL: undefined };
+  Object.assign(env, options.env);
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+/** The parsed lines of a JSON-lines output. */
+export function jsonLines<T = Record<string, unknown>>(stdout: string): T[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as T);
+}
+
+/** A user error: non-zero exit, nothing on stdout, exactly one line on stderr, no stack trace. */
+export function expectOneLineError(result: CliResult, code: number, pattern: RegExp): void {
+  const context = JSON.stringify(result);
+  expect(result.code, context).toBe(code);
+  expect(result.stdout, context).toBe("");
+  const lines = result.stderr.trimEnd().split("\n");
+  expect(lines, context).toHaveLength(1);
+  expect(lines[0], context).toMatch(/^error: /);
+  expect(lines[0], context).toMatch(pattern);
+  expect(result.stderr, context).not.toMatch(/\bat .+:\d+:\d+/);
+}
+
+/** Runs SQL on the database with its plain driver (no saver), for setting up failures and counting rows. */
+export async function rawQuery(
+  dialect: DialectName,
+  url: string,
+  statement: string,
+): Promise<Record<string, unknown>[]> {
+  if (dialect === "sqlite") {
+    const db = new Database(url);
+    try {
+      const prepared = db.prepare(statement);
+      if (prepared.reader) return prepared.all() as Record<string, unknown>[];
+      prepared.run();
+      return [];
+    } finally {
+      db.close();
+    }
+  }
+  if (dialect === "postgres") {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      return [...(await sql.unsafe(statement))] as Record<string, unknown>[];
+    } finally {
+      await sql.end();
+    }
+  }
+  const connection = await mysql.createConnection(url);
+  try {
+    const [rows] = await connection.query(statement);
+    return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+  } finally {
+    await connection.end();
+  }
+}
+
+/** Migrations in the shipped journal of a dialect, oldest first. */
+export function journalTags(dialect: DialectName): string[] {
+  const folder = { sqlite: "sqlite", postgres: "pg", mysql: "mysql" }[dialect];
+  const journal = JSON.parse(readFileSync(join(root, "migrations", folder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
+  return journal.entries.map((entry) => entry.tag);
+}
+
+/** Runs the binary and closes its stdout after `lines` lines, like `| head -n lines`. */
+export function cliHead(args: string[], lines: number): Promise<CliResult> {
+  const env: Record<string, string | undefined> = { ...process.env, LANGGRAPH_CHECKPOINT_URL: undefined };
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+      if (stdout.split("\n").length > lines) {
+        stdout = stdout.split("\n").slice(0, lines).join("\n");
+        child.stdout.destroy();
+      }
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}

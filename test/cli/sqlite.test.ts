@@ -1,0 +1,3 @@
+import { describeCli } from "./suite.js";
+
+describeCli("sqlite");

@@ -1,0 +1,150 @@
+import { DeltaSnapshot, isDeltaSnapshot } from "@langchain/langgraph-checkpoint";
+import { DrizzleSaver } from "../../src/index.js";
+import { DIALECTS } from "../helpers/databases.js";
+import {
+  type ChainStep,
+  CLEAN,
+  cloneThread,
+  EMPTY,
+  insertChain,
+  integrity,
+  newThreadId,
+  type OwnDrizzle,
+  openDrizzle,
+  QueryCounter,
+  rowCounts,
+  runIdOf,
+  storedCheckpoints,
+  useFreshSaver,
+} from "./support.js";
+
+/**
+ * Threads longer than the small histories of the other files: the lifecycle
+ * methods must not depend on a thread being short (statement parameter limits,
+ * recursion limits). The histories are written straight into the tables with the
+ * rows the saver itself would store, so they take seconds to build.
+ */
+
+const LONG = 7000;
+const TAIL = 10;
+
+/**
+ * A step of a long chat-like thread: "a" and "c" change every time, "b" is cleared
+ * every other step, "d" is always cleared, "big" is written once by the root; one
+ * write every ten steps. The last TAIL steps belong to another run.
+ */
+function chatStep(i: number): ChainStep {
+  return {
+    values:
+      i === 0
+        ? { big: "B".repeat(1000), a: i, b: i, c: -i, d: i }
+        : { a: i, b: i % 2 === 1 ? EMPTY : i, c: -i, d: EMPTY },
+    writes: i % 10 === 9 ? [["log", `after ${i}`]] : [],
+    runId: i < LONG - TAIL ? "long-run" : "tail-run",
+  };
+}
+
+describe.each(DIALECTS)("long threads on %s", (dialect) => {
+  const db = useFreshSaver(dialect);
+  const counter = new QueryCounter();
+  let own: OwnDrizzle;
+  let logged: DrizzleSaver;
+  // One thread of LONG checkpoints, and a copy of it made with plain SQL.
+  const pruned = newThreadId("long-prune");
+  const runs = newThreadId("long-runs");
+  let ids: string[] = [];
+  beforeAll(async () => {
+    own = openDrizzle(dialect, db.url, counter);
+    logged = new DrizzleSaver(own.db);
+    ids = await insertChain(db.raw, db.saver, pruned, LONG, chatStep);
+    await cloneThread(db.raw, pruned, [runs]);
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+  const config = (thread: string, id: string) => ({
+    configurable: { thread_id: thread, checkpoint_ns: "", checkpoint_id: id },
+  });
+
+  it(`copyThread copies a thread of ${LONG} checkpoints, every row`, async () => {
+    const copy = newThreadId("long-copy");
+    await db.saver.copyThread(pruned, copy);
+    expect(await rowCounts(db.raw, copy)).toEqual(await rowCounts(db.raw, pruned));
+    expect(await storedCheckpoints(db.raw, copy)).toEqual(await storedCheckpoints(db.raw, pruned));
+    for (const id of [ids[0], ids[LONG / 2], ids[LONG - 1]]) {
+      expect(await db.saver.getTuple(config(copy, id))).toEqual(
+        JSON.parse(JSON.stringify(await db.saver.getTuple(config(pruned, id))).replaceAll(pruned, copy)),
+      );
+    }
+    expect(await integrity(db.raw, [copy])).toEqual(CLEAN);
+  });
+
+  it(`prune keep_latest of a thread with ${LONG} checkpoints keeps its newest, whole`, async () => {
+    const newest = ids[ids.length - 1];
+    const before = await db.saver.getTuple(config(pruned, newest));
+    expect(before?.checkpoint.channel_values).toEqual({ big: "B".repeat(1000), a: LONG - 1, c: 1 - LONG });
+    expect(before?.pendingWrites).toEqual([[`task-${LONG - 1}`, "log", `after ${LONG - 1}`]]);
+    expect(await rowCounts(db.raw, pruned)).toEqual({
+      checkpoints: LONG,
+      checkpoint_blobs: 5 + 4 * (LONG - 1),
+      checkpoint_writes: LONG / 10,
+    });
+
+    await db.saver.prune([pruned]);
+
+    expect(await storedCheckpoints(db.raw, pruned)).toEqual([{ ns: "", id: newest, parent: null }]);
+    expect(await db.saver.getTuple(config(pruned, newest))).toEqual({ ...before, parentConfig: undefined });
+    expect(await rowCounts(db.raw, pruned)).toEqual({ checkpoints: 1, checkpoint_blobs: 5, checkpoint_writes: 1 });
+    expect(await integrity(db.raw, [pruned])).toEqual(CLEAN);
+  });
+
+  it(`deleteForRuns removes a run of ${LONG - TAIL} checkpoints, re-linking what follows it`, async () => {
+    const kept = ids.slice(LONG - TAIL);
+    const before = await Promise.all(kept.map((id) => db.saver.getTuple(config(runs, id))));
+    expect(before.every((tuple) => runIdOf(tuple?.metadata) === "tail-run")).toBe(true);
+
+    await db.saver.deleteForRuns(["long-run"]);
+
+    expect(await storedCheckpoints(db.raw, runs)).toEqual(
+      kept.map((id, i) => ({ ns: "", id, parent: i === 0 ? null : kept[i - 1] })),
+    );
+    const after = await Promise.all(kept.map((id) => db.saver.getTuple(config(runs, id))));
+    expect(after).toEqual(before.map((tuple, i) => (i === 0 ? { ...tuple, parentConfig: undefined } : tuple)));
+    expect(await integrity(db.raw, [runs])).toEqual(CLEAN);
+  });
+
+  it("getDeltaChannelHistory walks a chain of 1,100 checkpoints in two queries (900 ancestors each), to the root's snapshot", async () => {
+    const thread = newThreadId("long-delta");
+    const count = 1100;
+    await insertChain(db.raw, db.saver, thread, count, (i) => ({
+      values: { delta: i === 0 ? new DeltaSnapshot(["seed"]) : EMPTY, recent: i === count - 10 ? "recent" : EMPTY },
+      writes: [
+        ["delta", [`w${i}`]],
+        ["recent", i],
+      ],
+    }));
+
+    counter.start();
+    const history = await logged.getDeltaChannelHistory({
+      config: { configurable: { thread_id: thread } },
+      channels: ["delta", "recent"],
+    });
+    // One recursive query walks 900 ancestors (below MySQL's and MariaDB's recursion limit of 1000).
+    expect(counter.stop()).toBe(2);
+    // Every ancestor's write, back to the root, whose snapshot is the seed.
+    expect({ writes: history.delta.writes.length, seed: history.delta.seed }).toEqual({
+      writes: count - 1,
+      seed: { lg_name: "DeltaSnapshot", value: ["seed"] },
+    });
+    expect(isDeltaSnapshot(history.delta.seed)).toBe(true);
+    expect((history.delta.seed as DeltaSnapshot<string[]>).value).toEqual(["seed"]);
+    expect(history.delta.writes).toHaveLength(count - 1);
+    expect(history.delta.writes.map(([, , value]) => value)).toEqual(
+      Array.from({ length: count - 1 }, (_, i) => [`w${i}`]),
+    );
+    expect(history.recent).toEqual({
+      seed: "recent",
+      writes: Array.from({ length: 9 }, (_, k) => [`task-${count - 10 + k}`, "recent", count - 10 + k]),
+    });
+  });
+});

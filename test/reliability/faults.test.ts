@@ -1,0 +1,204 @@
+import { randomInt } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { DrizzleSaver } from "../../src/index.js";
+import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { type ChainSpec, ChainWriter, checkChain } from "./chain.js";
+import {
+  connectionKiller,
+  type Message,
+  openRaw,
+  report,
+  SOAK,
+  sleep,
+  startChild,
+  WORKERS,
+  within,
+} from "./helpers.js";
+import type { CrashWriterArgs } from "./workers/crash-writer.js";
+
+/**
+ * Faults in the middle of writes. A put is one statement (PostgreSQL), one
+ * transaction (MySQL) or one BEGIN IMMEDIATE transaction (SQLite): whatever cuts it,
+ * the checkpoint must be there whole (every channel value readable) or not at all.
+ */
+
+/** Errors a dropped connection may surface as; anything else is a saver error and fails the test. */
+const CONNECTION_ERROR =
+  /terminat|connection|closed|ECONNRESET|EPIPE|socket|lost|killed|interrupted|shutdown|57P01|server has gone away|Can't add new command/i;
+
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e instanceof Error && parts.length < 4; e = e.cause) {
+    parts.push(`${e.name}: ${e.message.slice(0, 300)}${"code" in e ? ` [${String(e.code)}]` : ""}`);
+  }
+  return parts.length > 0 ? parts.join(" <- ") : String(error);
+}
+
+describe.each(DIALECTS)("a writer process killed in the middle of writing on %s", (dialect: DialectName) => {
+  it(
+    "leaves every acknowledged checkpoint and either all or nothing of the one it was writing",
+    async () => {
+      const { saver, url } = await freshSaver(dialect);
+      const spec: ChainSpec = { threadId: "crash", ns: "", channels: 4, size: 256 * 1024, label: "" };
+      const rounds = SOAK ? 40 : 6;
+      const events: Message[] = [];
+      let midPut = 0;
+      try {
+        for (let round = 0; round < rounds; round++) {
+          const args: CrashWriterArgs = { ...spec, label: `r${round}`, url, maxPuts: 10_000 };
+          const child = startChild(`${WORKERS}/crash-writer.ts`, args);
+          // Let it acknowledge a few calls, then kill it: after a putWrites returned (so during the next put) on
+          // even rounds, after a put returned (so during its putWrites) on odd ones, a little later or at once.
+          const acks = 1 + randomInt(4);
+          const after = round % 2 === 0 ? "writes" : "put";
+          let seen = 0;
+          await child.waitFor((m) => m.kind === after && ++seen >= acks, `${acks} acknowledged ${after} calls`);
+          await sleep(randomInt(15));
+          child.process.kill("SIGKILL");
+          await child.exited;
+          events.push(...child.messages);
+          const last = child.messages.filter((m) => m.kind === "intent" || m.kind === "put").at(-1);
+          if (last?.kind === "intent") midPut += 1;
+        }
+        const check = await checkChain(saver, spec, events);
+        expect(check.problems).toEqual([]);
+        if (dialect === "sqlite") {
+          const raw = await openRaw(dialect, url);
+          try {
+            expect(await raw.query("pragma integrity_check")).toEqual([{ integrity_check: "ok" }]);
+          } finally {
+            await raw.close();
+          }
+        }
+        report("writer process killed mid-write", dialect, {
+          kills: rounds,
+          killedBetweenPutStartAndAck: midPut,
+          putsAcknowledged: check.acknowledged,
+          putsCut: check.cut,
+          cutPutsThatLandedWhole: check.cutButLanded,
+          putWritesCut: check.cutWrites,
+          checkpointsInThread: check.checkpointsInThread,
+          lost: check.problems.length,
+        });
+      } finally {
+        await saver.close();
+      }
+    },
+    SOAK ? 1_800_000 : 180_000,
+  );
+});
+
+describe.each(["postgres", "mysql"] as const)("connections dropped during puts on %s", (dialect) => {
+  it(
+    "loses no acknowledged checkpoint, leaves no partial one, and the same saver recovers",
+    async () => {
+      const { saver, url } = await freshSaver(dialect);
+      const killer = await connectionKiller(dialect, url);
+      const writers = SOAK ? 6 : 3;
+      const targetFailures = SOAK ? 100 : 12;
+      const minPuts = SOAK ? 1_000 : 60;
+      const maxPuts = SOAK ? 5_000 : 600;
+      const specs: ChainSpec[] = Array.from({ length: writers }, (_, w) => ({
+        threadId: `storm-${w}`,
+        ns: "",
+        channels: 3,
+        size: 64 * 1024,
+        label: `w${w}`,
+      }));
+      const events = specs.map(() => [] as Message[]);
+      const errors = new Map<string, number>();
+      let failures = 0;
+      let puts = 0;
+      let killed = 0;
+      let killRounds = 0;
+      let stop = false;
+      const record = (error: unknown) => {
+        failures += 1;
+        const text = describeError(error);
+        errors.set(text, (errors.get(text) ?? 0) + 1);
+      };
+      try {
+        const loops = specs.map(async (spec, w) => {
+          const writer = new ChainWriter(saver, spec, (m) => events[w].push(m));
+          await writer.resume();
+          while (!stop) {
+            try {
+              await writer.next();
+              puts += 1;
+            } catch (error) {
+              record(error);
+              // Like a restarted worker: continue from what the database has (retrying while it fails).
+              for (;;) {
+                try {
+                  await writer.resume();
+                  break;
+                } catch (resumeError) {
+                  record(resumeError);
+                }
+              }
+            }
+          }
+        });
+        const storm = (async () => {
+          while ((failures < targetFailures || puts < minPuts) && puts < maxPuts) {
+            await sleep(20 + randomInt(120));
+            killed += await killer.killAll();
+            killRounds += 1;
+          }
+          stop = true;
+        })();
+        await Promise.all([storm, ...loops]);
+
+        // Every failure must be the dropped connection, not something the saver did.
+        const unexpected = [...errors.keys()].filter((text) => !CONNECTION_ERROR.test(text));
+        expect(unexpected).toEqual([]);
+        expect(failures).toBeGreaterThan(0); // the faults did hit operations in flight
+
+        const problems: string[] = [];
+        const figures = { acknowledged: 0, cut: 0, cutButLanded: 0, cutWrites: 0 };
+        const verifier = await DrizzleSaver.fromUrl(url);
+        try {
+          for (const [w, spec] of specs.entries()) {
+            const check = await checkChain(verifier, spec, events[w]);
+            problems.push(...check.problems);
+            figures.acknowledged += check.acknowledged;
+            figures.cut += check.cut;
+            figures.cutButLanded += check.cutButLanded;
+            figures.cutWrites += check.cutWrites;
+          }
+        } finally {
+          await verifier.close();
+        }
+        expect(problems).toEqual([]);
+
+        // The same saver, with no help: its pool replaces the dropped connections. The last kill may still
+        // be in flight on the server, so wait until the server has ended the killed backends.
+        await sleep(250);
+        const after = new ChainWriter(saver, { ...specs[0], label: "after" }, () => {});
+        await after.resume();
+        await after.next();
+        const tuple = await saver.getTuple({ configurable: { thread_id: specs[0].threadId, checkpoint_ns: "" } });
+        expect(tuple?.metadata?.step).toBe(0);
+
+        report("connections dropped during puts", dialect, {
+          concurrentWriters: writers,
+          killRounds,
+          connectionsKilled: killed,
+          operationsFailed: failures,
+          putsAcknowledged: figures.acknowledged,
+          putsCut: figures.cut,
+          cutPutsThatLandedWhole: figures.cutButLanded,
+          putWritesCut: figures.cutWrites,
+          errorKinds: [...errors.keys()].map((text) => text.slice(0, 120)),
+          lost: problems.length,
+        });
+      } finally {
+        stop = true;
+        await killer.close();
+        // Closing must not hang because connections were dropped earlier.
+        await within(saver.close(), 30_000, "saver.close() after dropped connections");
+      }
+    },
+    SOAK ? 1_800_000 : 240_000,
+  );
+});
