@@ -28,7 +28,13 @@ async function currentSchema(db: AnyPgDatabase): Promise<string> {
 
 function rowsOf(result: unknown): Row[] {
   // postgres.js returns the rows themselves; node-postgres wraps them in { rows }.
-  return (Array.isArray(result) ? result : (result as { rows: Row[] }).rows) as Row[];
+  const rows: unknown = Array.isArray(result) ? result : (result as { rows?: unknown } | undefined)?.rows;
+  // Seen while connections were being killed: never read a partial answer as data.
+  // Indexes, not some(): a result cut short can be a sparse array, whose holes some() skips.
+  if (!Array.isArray(rows) || Array.from(rows).some((row) => row === null || typeof row !== "object")) {
+    throw new Error("PostgreSQL connection lost: the driver returned an incomplete result");
+  }
+  return rows as Row[];
 }
 
 export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialect {
