@@ -190,7 +190,8 @@ export function renderResults(results: RunResults): string {
       `${config.writers} concurrent writers, in ${config.rounds} rounds rotating through the savers. ` +
       `Reads at ${formatNumber(baseN ?? 0)}${largeN ? ` and ${formatNumber(largeN)}` : ""} checkpoints: ` +
       `getTuple / list on random written threads (by id: a random checkpoint of the thread), interleaved across savers, ` +
-      `up to ${config.samples} samples each; filter: \`list({}, { filter: { user: "${results.filter.user}", step: ${results.filter.step} }, limit: 5 })\`.`,
+      `after 60 unmeasured calls of each (so every pooled connection runs its prepared statements with a cached plan), up to ${config.samples} samples each; ` +
+      `the filter after up to 60 unmeasured calls (at most 3 s per saver); filter: \`list({}, { filter: { user: "${results.filter.user}", step: ${results.filter.step} }, limit: 5 })\`.`,
     "",
   );
 

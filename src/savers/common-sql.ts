@@ -54,3 +54,14 @@ export function threadActivityBySkipScan(c: CheckpointColumns, cursor: string, i
     from threads where threads.thread_id is not null
     order by threads.thread_id`;
 }
+
+/** Deadlock victims are rolled back whole, so running the unit again is safe. */
+export async function retryOnDeadlock<T>(isDeadlock: (error: unknown) => boolean, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (attempt >= 5 || !isDeadlock(error)) throw error;
+    }
+  }
+}

@@ -61,6 +61,14 @@ export interface InsertSpec {
   update: Column[];
 }
 
+/** Rows a write depends on; see {@link Dialect.atomically}. */
+export interface Precondition {
+  /** A plain `select ... from <table> where ...`; the dialect adds its share-lock clause. */
+  rows: SQL;
+  /** Thrown, with nothing written, when the rows do not exist. */
+  failure: () => Error;
+}
+
 export interface MigrationOptions {
   migrationsFolder: string;
   migrationsTable: string;
@@ -79,8 +87,17 @@ export interface Dialect {
   readonly columns: StorageColumns;
   /** Runs one statement and returns its rows. */
   query(statement: SQL): Promise<Row[]>;
-  /** Runs statements as one atomic unit: all of them take effect or none. */
-  atomically(statements: SQL[]): Promise<void>;
+  /**
+   * Runs statements as one atomic unit: all of them take effect or none. With a
+   * precondition, its rows are share-locked first (a concurrent delete waits for
+   * this unit, or this unit for the delete); when there are none, nothing is written.
+   */
+  atomically(statements: SQL[], precondition?: Precondition): Promise<void>;
+  /**
+   * Runs the statements in one transaction, round after round until a round changes no
+   * row: deletes that waited for a concurrent writer then also remove what it committed.
+   */
+  atomicallyUntilSettled(statements: SQL[]): Promise<void>;
   /** A multi-row insert that resolves conflicts on the given key. */
   insert(spec: InsertSpec): SQL;
   /** The value compared with the `nsKey` columns for a namespace. */

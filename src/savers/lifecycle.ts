@@ -91,7 +91,8 @@ export class ThreadLifecycle {
   async deleteThreads(threadIds: string[]): Promise<void> {
     for (const threadId of threadIds) {
       requireId(threadId, "thread_id");
-      await this.dialect.atomically(
+      // Until settled: a late put holding its parent's lock is waited for, then its rows go too.
+      await this.dialect.atomicallyUntilSettled(
         this.tables().map(({ table, threadId: column }) => sql`delete from ${table} where ${column} = ${threadId}`),
       );
     }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type Column, getTableName, type SQL, sql } from "drizzle-orm";
 import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
-import { insertValues } from "./common-sql.js";
+import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { applying, pendingMigrations } from "./migrations.js";
@@ -114,30 +114,65 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     return rows;
   }
 
+  /**
+   * A transaction that keeps the statement's own error when the server dropped the
+   * connection (drizzle's failed ROLLBACK would hide it), run again when InnoDB chose
+   * it as a deadlock victim (rolled back whole).
+   */
+  function transaction(work: (run: (statement: SQL) => Promise<Row[]>) => Promise<void>): Promise<void> {
+    return retryOnDeadlock(
+      (error) =>
+        [error, (error as { cause?: unknown } | null)?.cause].some(
+          (e) => (e as { errno?: unknown } | null)?.errno === 1213,
+        ),
+      async () => {
+        let failure: unknown;
+        try {
+          await db.transaction((tx) =>
+            work(async (statement) => {
+              try {
+                const [result] = (await tx.execute(statement)) as unknown as [Row[]];
+                return result;
+              } catch (error) {
+                failure = error;
+                throw error;
+              }
+            }),
+          );
+        } catch (error) {
+          throw failure ?? error;
+        }
+      },
+    );
+  }
+
   return {
     name: "mysql",
     columns,
     query,
-    async atomically(statements) {
+    async atomically(statements, precondition) {
       await checkPacketSize(statements);
-      if (statements.length === 1) {
+      if (!precondition && statements.length === 1) {
         await db.execute(statements[0]);
         return;
       }
-      let failure: unknown;
-      try {
-        await db.transaction(async (tx) => {
+      await transaction(async (run) => {
+        if (precondition && (await run(sql`${precondition.rows} lock in share mode`)).length === 0) {
+          throw precondition.failure();
+        }
+        for (const statement of statements) await run(statement);
+      });
+    },
+    async atomicallyUntilSettled(statements) {
+      await transaction(async (run) => {
+        let changed: number;
+        do {
+          changed = 0;
           for (const statement of statements) {
-            await tx.execute(statement).catch((error: unknown) => {
-              failure = error;
-              throw error;
-            });
+            changed += Number(((await run(statement)) as unknown as { affectedRows?: number }).affectedRows ?? 0);
           }
-        });
-      } catch (error) {
-        // When the server dropped the connection, drizzle's failed ROLLBACK would hide the real error.
-        throw failure ?? error;
-      }
+        } while (changed > 0);
+      });
     },
     insert: (spec) => insertSql(hashed, spec),
     nsKey: sha256,

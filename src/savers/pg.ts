@@ -1,7 +1,7 @@
-import { getTableName, sql } from "drizzle-orm";
+import { getTableName, type SQL, sql } from "drizzle-orm";
 import { getTableConfig, type PgDatabase, type PgQueryResultHKT, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
-import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
+import { onConflictInsert, retryOnDeadlock, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, Row } from "./dialect.js";
 import type { JsonValue } from "./metadata.js";
 import { applying, lockNumber, pendingMigrations } from "./migrations.js";
@@ -37,6 +37,62 @@ function rowsOf(result: unknown): Row[] {
   return rows as Row[];
 }
 
+/** The server's SQLSTATE, also under drizzle's DrizzleQueryError wrapper. */
+function errorCode(error: unknown): unknown {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: unknown };
+  return code ?? (cause === undefined ? undefined : errorCode(cause));
+}
+
+const isDeadlock = (error: unknown) => errorCode(error) === "40P01";
+
+function changedRows(result: unknown): number {
+  // postgres.js puts the count on the result array; node-postgres has rowCount.
+  const { count, rowCount } = result as { count?: number; rowCount?: number };
+  return Number(count ?? rowCount ?? 0);
+}
+
+type Execute = (statement: SQL) => Promise<unknown>;
+
+/** The slice of a postgres.js client the prepared path uses. */
+interface PostgresJsClient {
+  unsafe(query: string, params: unknown[], options: { prepare: boolean }): Promise<unknown>;
+  begin<T>(work: (tx: PostgresJsClient) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Runs the saver's statements. drizzle's `execute` sends each one unprepared, which
+ * costs postgres.js a describe round trip and the server a fresh parse and plan per
+ * call; on a postgres.js client they go as named prepared statements instead, kept per
+ * connection (a client created with `prepare: false`, as for PgBouncer, still wins).
+ * drizzle's logger sees them as before.
+ */
+function pgExecutor(db: AnyPgDatabase): {
+  execute: Execute;
+  transaction<T>(work: (execute: Execute) => Promise<T>): Promise<T>;
+} {
+  const internals = db as unknown as {
+    $client?: Partial<PostgresJsClient>;
+    dialect: { sqlToQuery(statement: SQL): { sql: string; params: unknown[] } };
+    session?: { logger?: { logQuery(query: string, params: unknown[]): void } };
+  };
+  const client = internals.$client;
+  if (typeof client?.unsafe !== "function" || typeof client.begin !== "function") {
+    return {
+      execute: (statement) => db.execute(statement),
+      transaction: (work) => db.transaction((tx) => work((statement) => tx.execute(statement))),
+    };
+  }
+  const on =
+    (target: PostgresJsClient): Execute =>
+    (statement) => {
+      const query = internals.dialect.sqlToQuery(statement);
+      internals.session?.logger?.logQuery(query.sql, query.params);
+      return target.unsafe(query.sql, query.params, { prepare: true });
+    };
+  const postgresJs = client as PostgresJsClient;
+  return { execute: on(postgresJs), transaction: (work) => postgresJs.begin((tx) => work(on(tx))) };
+}
+
 export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialect {
   const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
   const columns = {
@@ -45,29 +101,59 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
     writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.checkpointNs },
   };
 
+  const { execute, transaction } = pgExecutor(db);
+
   return {
     name: "postgres",
     columns,
     async query(statement) {
-      return rowsOf(await db.execute(statement));
+      return rowsOf(await execute(statement));
     },
-    async atomically(statements) {
-      // A single statement is atomic on its own. Several independent data-modifying
-      // statements become CTEs of one statement: one round trip, one snapshot.
-      if (statements.length === 1) {
-        await db.execute(statements[0]);
-        return;
-      }
-      // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
-      if (statements.length > CTE_STATEMENTS) {
-        await db.transaction(async (tx) => {
-          for (const statement of statements) await tx.execute(statement);
-        });
-        return;
-      }
-      const ctes = statements.slice(0, -1).map((statement, i) => sql`${sql.raw(`s${i}`)} as (${statement})`);
-      await db.execute(sql`with ${sql.join(ctes, sql`, `)} ${statements[statements.length - 1]}`);
-    },
+    atomically: (statements, precondition) =>
+      retryOnDeadlock(isDeadlock, async () => {
+        // A single statement is atomic on its own. Several independent data-modifying
+        // statements become CTEs of one statement: one round trip, one snapshot.
+        if (!precondition && statements.length === 1) {
+          await execute(statements[0]);
+          return;
+        }
+        // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
+        if (statements.length > CTE_STATEMENTS) {
+          await transaction(async (run) => {
+            if (precondition && rowsOf(await run(sql`${precondition.rows} for share`)).length === 0) {
+              throw precondition.failure();
+            }
+            for (const statement of statements) await run(statement);
+          });
+          return;
+        }
+        if (!precondition) {
+          const ctes = statements.slice(0, -1).map((statement, i) => sql`${sql.raw(`s${i}`)} as (${statement})`);
+          await execute(sql`with ${sql.join(ctes, sql`, `)} ${statements[statements.length - 1]}`);
+          return;
+        }
+        // The locked rows decide the whole statement: without them, a division by zero
+        // (evaluated at run time, after the lock) aborts every write in it.
+        const ctes = statements.map((statement, i) => sql`${sql.raw(`s${i}`)} as (${statement})`);
+        try {
+          await execute(
+            sql`with guard as (${precondition.rows} for share), ${sql.join(ctes, sql`, `)} select 1 / (select count(*) from guard) as found`,
+          );
+        } catch (error) {
+          if (errorCode(error) === "22012") throw precondition.failure();
+          throw error;
+        }
+      }),
+    atomicallyUntilSettled: (statements) =>
+      retryOnDeadlock(isDeadlock, () =>
+        transaction(async (run) => {
+          let changed: number;
+          do {
+            changed = 0;
+            for (const statement of statements) changed += changedRows(await run(statement));
+          } while (changed > 0);
+        }),
+      ),
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
     jsonParam: (json) => sql`${json}::jsonb`,

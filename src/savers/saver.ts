@@ -34,6 +34,7 @@ import {
   InvalidInputError,
   isRecord,
   keyOf,
+  MissingParentError,
   optionalNamespace,
   parseJsonColumn,
   requireId,
@@ -346,7 +347,20 @@ export class DrizzleSaver extends BaseCheckpointSaver {
         update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.channelVersions, c.metadata],
       }),
     );
-    await this.dialect.atomically(statements);
+    // Channels this put does not write refer to values its parent's steps stored: the
+    // parent must still exist when it lands (a deleteThread may have removed both).
+    const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some((channel) => !(channel in newVersions));
+    const precondition =
+      parentId !== null && reliesOnStoredValues
+        ? {
+            rows: sql`select 1 from ${c.table} where ${c.threadId} = ${threadId} and ${c.nsKey} = ${this.dialect.nsKey(ns)} and ${c.checkpointId} = ${parentId}`,
+            failure: () =>
+              new MissingParentError(
+                `put: parent checkpoint "${parentId}" of thread "${threadId}" no longer exists (the thread was deleted or pruned meanwhile); nothing was written`,
+              ),
+          }
+        : undefined;
+    await this.dialect.atomically(statements, precondition);
     return configOf({ threadId, ns, checkpointId });
   }
 

@@ -45,6 +45,68 @@ function jsonEachOps(): JsonNodeOps<JsonNode> {
   };
 }
 
+interface SqliteStatements {
+  all(statement: SQL): Row[];
+  /** Returns the number of rows changed. */
+  run(statement: SQL): number;
+}
+
+/** Statements kept compiled per connection; beyond this, the least recently used go. */
+const STATEMENT_CACHE_SIZE = 200;
+
+/** The slice of a better-sqlite3 database the cached path uses. */
+interface BetterSqliteDatabase {
+  prepare(source: string): {
+    all(...params: unknown[]): unknown[];
+    run(...params: unknown[]): { changes: number };
+  };
+}
+
+/**
+ * drizzle compiles every statement afresh (`prepare` per call); the saver sends the
+ * same few shapes again and again, so on better-sqlite3 it keeps them compiled.
+ * drizzle's logger sees them as before.
+ */
+function sqliteStatements(db: AnySQLiteDatabase): SqliteStatements {
+  const internals = db as unknown as {
+    $client?: Partial<BetterSqliteDatabase>;
+    dialect: { sqlToQuery(statement: SQL): { sql: string; params: unknown[] } };
+    session?: { logger?: { logQuery(query: string, params: unknown[]): void } };
+  };
+  const client = internals.$client;
+  if (typeof client?.prepare !== "function") {
+    return {
+      all: (statement) => db.all<Row>(statement),
+      run: (statement) => (db.run(statement) as { changes: number }).changes,
+    };
+  }
+  const database = client as BetterSqliteDatabase;
+  const cache = new Map<string, ReturnType<BetterSqliteDatabase["prepare"]>>();
+  function compiled(statement: SQL) {
+    const query = internals.dialect.sqlToQuery(statement);
+    internals.session?.logger?.logQuery(query.sql, query.params);
+    let compiledStatement = cache.get(query.sql);
+    if (compiledStatement) {
+      cache.delete(query.sql); // re-inserted below as the most recently used
+    } else {
+      compiledStatement = database.prepare(query.sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(query.sql, compiledStatement);
+    return { compiledStatement, params: query.params };
+  }
+  return {
+    all(statement) {
+      const { compiledStatement, params } = compiled(statement);
+      return compiledStatement.all(...params) as Row[];
+    },
+    run(statement) {
+      const { compiledStatement, params } = compiled(statement);
+      return compiledStatement.run(...params).changes;
+    },
+  };
+}
+
 export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTables): Dialect {
   const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
   const columns = {
@@ -59,13 +121,14 @@ export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTab
    * write lock up front, so concurrent processes wait (busy_timeout) instead of
    * failing on a lock upgrade.
    */
-  function transaction(run: () => void): void {
-    db.run(sql`begin immediate`);
+  const statements = sqliteStatements(db);
+  function transaction(work: () => void): void {
+    statements.run(sql`begin immediate`);
     try {
-      run();
-      db.run(sql`commit`);
+      work();
+      statements.run(sql`commit`);
     } catch (error) {
-      db.run(sql`rollback`);
+      statements.run(sql`rollback`);
       throw error;
     }
   }
@@ -74,11 +137,22 @@ export function sqliteDialect(db: AnySQLiteDatabase, tables: SQLiteCheckpointTab
     name: "sqlite",
     columns,
     async query(statement) {
-      return db.all<Row>(statement);
+      return statements.all(statement);
     },
-    async atomically(statements) {
+    async atomically(writes, precondition) {
       transaction(() => {
-        for (const statement of statements) db.run(statement);
+        // The write lock taken by BEGIN IMMEDIATE already keeps deletes out until commit.
+        if (precondition && statements.all(precondition.rows).length === 0) throw precondition.failure();
+        for (const write of writes) statements.run(write);
+      });
+    },
+    async atomicallyUntilSettled(writes) {
+      transaction(() => {
+        let changed: number;
+        do {
+          changed = 0;
+          for (const write of writes) changed += statements.run(write);
+        } while (changed > 0);
       });
     },
     insert: onConflictInsert,

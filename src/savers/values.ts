@@ -7,6 +7,11 @@ export class InvalidInputError extends TypeError {
   override name = "InvalidInputError";
 }
 
+/** A put whose parent checkpoint, which its unchanged channels refer to, was deleted. */
+export class MissingParentError extends Error {
+  override name = "MissingParentError";
+}
+
 /** Longest id accepted for threads, checkpoints and tasks (every dialect indexes 255). */
 export const MAX_ID_LENGTH = 255;
 

@@ -31,7 +31,19 @@ const EXT = {
   deltaSnapshot: 8,
   /** A plain object with an own "__proto__" key, which MessagePack decoders refuse as a map. */
   protoKeyObject: 9,
+  /** A message of an allowlisted class, stored compactly as [class name, fields]. */
+  message: 10,
 } as const;
+
+/** Fields a message constructor fills with an empty value itself: not stored when empty. */
+const DEFAULTED_FIELDS = ["additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls"];
+
+const isEmpty = (value: unknown) =>
+  (Array.isArray(value) && value.length === 0) ||
+  (typeof value === "object" &&
+    value !== null &&
+    Object.getPrototypeOf(value) === Object.prototype &&
+    Object.keys(value).length === 0);
 
 /**
  * LangChain classes revived from `{ lc: 1, type: "constructor" }` records. Only
@@ -54,6 +66,10 @@ const MESSAGE_CLASSES: Record<string, new (fields: never) => object> = {
   ToolMessageChunk,
 };
 
+const MESSAGE_CLASS_NAMES = new Map<unknown, string>(
+  Object.entries(MESSAGE_CLASSES).map(([name, messageClass]) => [messageClass, name]),
+);
+
 interface LcRecord {
   lc: number;
   type: string;
@@ -64,6 +80,16 @@ interface LcRecord {
 function isLangChainSerializable(value: object): value is { toJSON(): LcRecord } {
   const candidate = value as { lc_serializable?: unknown; toJSON?: unknown };
   return candidate.lc_serializable === true && typeof candidate.toJSON === "function";
+}
+
+/** [class name, fields] of a message of exactly an allowlisted class (a subclass would lose its behaviour). */
+function compactMessage(value: object): [string, Record<string, unknown>] | undefined {
+  const name = MESSAGE_CLASS_NAMES.get(value.constructor);
+  if (name === undefined || !isLangChainSerializable(value)) return undefined;
+  const { type, kwargs } = value.toJSON();
+  if (type !== "constructor" || typeof kwargs !== "object" || kwargs === null) return undefined;
+  const fields = Object.entries(kwargs).filter(([key, field]) => !(DEFAULTED_FIELDS.includes(key) && isEmpty(field)));
+  return [name, Object.fromEntries(fields)];
 }
 
 function reviveLangChain(record: unknown): unknown {
@@ -95,35 +121,44 @@ function reviveLangChain(record: unknown): unknown {
 
 function buildCodec(): ExtensionCodec {
   const codec = new ExtensionCodec();
-  // Encoders run in registration order for every non-primitive value.
+  // The codec tries its encoders by type code for every non-primitive value; the hook
+  // in createEncoder handles the types that must come first.
   codec.register({
     type: EXT.map,
-    encode: (value) => (value instanceof Map ? encodeInner([...value.entries()]) : null),
-    decode: (data) => new Map(decodeInner(data) as [unknown, unknown][]),
+    encode: (value) => (value instanceof Map ? encodeValue([...value.entries()]) : null),
+    decode: (data) => new Map(decodeValue(data) as [unknown, unknown][]),
   });
   codec.register({
     type: EXT.set,
-    encode: (value) => (value instanceof Set ? encodeInner([...value]) : null),
-    decode: (data) => new Set(decodeInner(data) as unknown[]),
+    encode: (value) => (value instanceof Set ? encodeValue([...value]) : null),
+    decode: (data) => new Set(decodeValue(data) as unknown[]),
   });
   codec.register({
     type: EXT.deltaSnapshot,
-    encode: (value) => (value instanceof DeltaSnapshot ? encodeInner(value.value) : null),
-    decode: (data) => new DeltaSnapshot(decodeInner(data)),
+    encode: (value) => (value instanceof DeltaSnapshot ? encodeValue(value.value) : null),
+    decode: (data) => new DeltaSnapshot(decodeValue(data)),
+  });
+  codec.register({
+    type: EXT.message,
+    encode: () => null, // written by the encoder hook below, ahead of the record form (4)
+    decode: (data) => {
+      const [name, fields] = decodeValue(data) as [unknown, unknown];
+      return reviveLangChain({ lc: 1, type: "constructor", id: ["langchain_core", "messages", name], kwargs: fields });
+    },
   });
   codec.register({
     type: EXT.lcObject,
     encode: (value) =>
       typeof value === "object" && value !== null && isLangChainSerializable(value)
-        ? encodeInner(value.toJSON())
+        ? encodeValue(value.toJSON())
         : null,
-    decode: (data) => reviveLangChain(decodeInner(data)),
+    decode: (data) => reviveLangChain(decodeValue(data)),
   });
   codec.register({
     type: EXT.error,
-    encode: (value) => (value instanceof Error ? encodeInner({ name: value.name, message: value.message }) : null),
+    encode: (value) => (value instanceof Error ? encodeValue({ name: value.name, message: value.message }) : null),
     decode: (data) => {
-      const { name, message } = decodeInner(data) as { name?: unknown; message?: unknown };
+      const { name, message } = decodeValue(data) as { name?: unknown; message?: unknown };
       const error = new Error(String(message ?? ""));
       if (typeof name === "string") error.name = name;
       return error;
@@ -131,9 +166,9 @@ function buildCodec(): ExtensionCodec {
   });
   codec.register({
     type: EXT.regexp,
-    encode: (value) => (value instanceof RegExp ? encodeInner([value.source, value.flags]) : null),
+    encode: (value) => (value instanceof RegExp ? encodeValue([value.source, value.flags]) : null),
     decode: (data) => {
-      const [source, flags] = decodeInner(data) as [string, string];
+      const [source, flags] = decodeValue(data) as [string, string];
       return new RegExp(source, flags);
     },
   });
@@ -147,7 +182,7 @@ function buildCodec(): ExtensionCodec {
     encode: () => null, // written by the encoder hook below
     decode: (data) => {
       const object: Record<string, unknown> = {};
-      for (const [key, value] of decodeInner(data) as [string, unknown][]) {
+      for (const [key, value] of decodeValue(data) as [string, unknown][]) {
         Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
       }
       return object;
@@ -176,9 +211,11 @@ function createEncoder(): Encoder {
   };
   const doEncode = internals.doEncode.bind(encoder);
   internals.doEncode = (object, depth) => {
+    const message = typeof object === "object" && object !== null ? compactMessage(object) : undefined;
     if (object === undefined) internals.encodeExtension(UNDEFINED);
+    else if (message) internals.encodeExtension(new ExtData(EXT.message, encodeValue(message)));
     else if (typeof object === "object" && object !== null && Object.hasOwn(object, "__proto__")) {
-      internals.encodeExtension(new ExtData(EXT.protoKeyObject, encodeInner(Object.entries(object))));
+      internals.encodeExtension(new ExtData(EXT.protoKeyObject, encodeValue(Object.entries(object))));
     } else if (typeof object === "bigint")
       internals.encodeExtension(new ExtData(EXT.bigint, new TextEncoder().encode(object.toString())));
     else doEncode(object, depth);
@@ -186,16 +223,34 @@ function createEncoder(): Encoder {
   return encoder;
 }
 
-const encoder = createEncoder();
-const decoder = new Decoder({ extensionCodec: codec });
+/**
+ * Encoders and decoders by nesting depth: an extension's payload is encoded (or
+ * decoded) while the outer value's coder is still busy, so each level has its own,
+ * made once and reused (a fresh one per message allocated a buffer every time).
+ */
+const encoders: Encoder[] = [];
+const decoders: Decoder[] = [];
+let encodeDepth = 0;
+let decodeDepth = 0;
 
-function encodeInner(value: unknown): Uint8Array {
-  // Nested values reuse the same rules; a fresh encoder because the shared one is busy.
-  return createEncoder().encode(value);
+function encodeValue(value: unknown): Uint8Array {
+  encoders[encodeDepth] ??= createEncoder();
+  const encoder = encoders[encodeDepth++];
+  try {
+    return encoder.encode(value); // a copy: the encoder's buffer is reused
+  } finally {
+    encodeDepth--;
+  }
 }
 
-function decodeInner(data: Uint8Array): unknown {
-  return new Decoder({ extensionCodec: codec }).decode(data);
+function decodeValue(data: Uint8Array): unknown {
+  decoders[decodeDepth] ??= new Decoder({ extensionCodec: codec });
+  const decoder = decoders[decodeDepth++];
+  try {
+    return decoder.decode(data);
+  } finally {
+    decodeDepth--;
+  }
 }
 
 /**
@@ -251,7 +306,7 @@ export class MsgpackSerializer implements SerializerProtocol {
   async dumpsTyped(value: unknown): Promise<[string, Uint8Array]> {
     if (value instanceof Uint8Array && value.constructor === Uint8Array) return ["bytes", value];
     try {
-      return ["msgpack", encoder.encode(value)];
+      return ["msgpack", encodeValue(value)];
     } catch (error) {
       throw new SerializationError(`cannot serialize value: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -262,7 +317,7 @@ export class MsgpackSerializer implements SerializerProtocol {
       case "msgpack":
         if (typeof data === "string") throw new SerializationError("msgpack data must be bytes");
         try {
-          return decoder.decode(data);
+          return decodeValue(data);
         } catch (error) {
           throw new SerializationError(
             `cannot decode stored msgpack value: ${error instanceof Error ? error.message : String(error)}`,

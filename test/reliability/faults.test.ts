@@ -1,9 +1,12 @@
 import { randomInt } from "node:crypto";
+import { type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { DrizzleSaver } from "../../src/index.js";
+import { DrizzleSaver, MissingParentError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { type ChainSpec, ChainWriter, checkChain } from "./chain.js";
 import {
+  channelValue,
+  checkpointOf,
   connectionKiller,
   type Message,
   openRaw,
@@ -201,4 +204,89 @@ describe.each(["postgres", "mysql"] as const)("connections dropped during puts o
     },
     SOAK ? 1_800_000 : 240_000,
   );
+});
+
+describe.each(DIALECTS)("deleteThread racing a late put on %s", (dialect: DialectName) => {
+  /**
+   * The defined outcome: the thread is either empty (the put came first and was
+   * deleted with it, or it came after and was refused with a MissingParentError) or it
+   * holds the late checkpoint whole. It never holds a checkpoint whose channel values
+   * were deleted under it.
+   */
+  const values = (a: string, b: string) => ({ a: channelValue(a, 100), b: channelValue(b, 100) });
+
+  async function threadState(saver: DrizzleSaver, threadId: string): Promise<CheckpointTuple[]> {
+    const tuples: CheckpointTuple[] = [];
+    for await (const tuple of saver.list({ configurable: { thread_id: threadId } })) tuples.push(tuple);
+    return tuples;
+  }
+
+  /** A thread with one checkpoint holding channels a and b; returns what a late put would send next. */
+  async function prepare(saver: DrizzleSaver, threadId: string) {
+    const v1 = { a: String(saver.getNextVersion(undefined)), b: String(saver.getNextVersion(undefined)) };
+    const first = await saver.put(
+      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+      checkpointOf(uuid6(-1), values("a1", "b1"), v1),
+      { source: "loop", step: 0, parents: {} },
+      v1,
+    );
+    // The next step changes only a: its put writes a's new value and refers to b's stored one.
+    const v2 = { ...v1, a: String(saver.getNextVersion(v1.a as unknown as number)) };
+    const late = checkpointOf(uuid6(-1), values("a2", "b1"), v2);
+    return { first, late, newVersions: { a: v2.a } };
+  }
+
+  function outcome(tuples: CheckpointTuple[], lateId: string): string {
+    if (tuples.length === 0) return "empty";
+    const late = tuples.find((t) => t.checkpoint.id === lateId);
+    if (
+      tuples.length === 1 &&
+      late &&
+      JSON.stringify(late.checkpoint.channel_values) === JSON.stringify(values("a2", "b1"))
+    ) {
+      return "late put landed whole";
+    }
+    return `broken: ${tuples.length} checkpoint(s), channels ${JSON.stringify(tuples.map((t) => Object.keys(t.checkpoint.channel_values)))}`;
+  }
+
+  it("a put arriving after deleteThread is refused and leaves the thread empty", async () => {
+    const { saver } = await freshSaver(dialect);
+    try {
+      const { first, late, newVersions } = await prepare(saver, "late");
+      await saver.deleteThread("late");
+      const put = saver.put(first, late, { source: "loop", step: 1, parents: {} }, newVersions);
+      await expect(put).rejects.toThrow(MissingParentError);
+      const result = outcome(await threadState(saver, "late"), late.id);
+      report("deleteThread then late put", dialect, { outcome: result, putRefused: true });
+      expect(result).toBe("empty");
+    } finally {
+      await saver.close();
+    }
+  });
+
+  it("deleteThread and put racing from two connections never leave a partial checkpoint", async () => {
+    const { saver, url } = await freshSaver(dialect);
+    const other = await DrizzleSaver.fromUrl(url);
+    const iterations = SOAK ? 200 : 30;
+    const outcomes = new Map<string, number>();
+    try {
+      for (let i = 0; i < iterations; i++) {
+        const threadId = `race-${i}`;
+        const { first, late, newVersions } = await prepare(saver, threadId);
+        const put = saver.put(first, late, { source: "loop", step: 1, parents: {} }, newVersions).then(
+          () => "put ok",
+          (error: unknown) =>
+            error instanceof MissingParentError ? "put refused" : `put failed: ${describeError(error)}`,
+        );
+        const [putResult] = await Promise.all([put, other.deleteThread(threadId)]);
+        const label = `${outcome(await threadState(saver, threadId), late.id)} (${putResult})`;
+        outcomes.set(label, (outcomes.get(label) ?? 0) + 1);
+      }
+      report("deleteThread racing put", dialect, { iterations, outcomes: Object.fromEntries(outcomes) });
+      expect([...outcomes.keys()].filter((label) => !/^empty \(put (ok|refused)\)$/.test(label))).toEqual([]);
+    } finally {
+      await other.close();
+      await saver.close();
+    }
+  });
 });

@@ -52,6 +52,41 @@ describe("MsgpackSerializer", () => {
     expect((back.messages[2] as ToolMessage).tool_call_id).toBe("call-1");
   });
 
+  it("stores messages compactly and gets back equal objects", async () => {
+    const messages = [
+      new HumanMessage({ content: "hi", id: "1", additional_kwargs: { tag: "x" } }),
+      new AIMessage({
+        content: [{ type: "text", text: "ok" }],
+        tool_calls: [{ name: "search", args: { q: "x" }, id: "call-1" }],
+        response_metadata: { model: "m" },
+      }),
+      new ToolMessage({ content: "result", tool_call_id: "call-1", name: "search" }),
+      new AIMessage("plain"),
+    ];
+    const [type, data] = await serde.dumpsTyped(messages);
+    const back = await serde.loadsTyped(type, data);
+    expect(back).toStrictEqual(messages);
+    // The record form (ext 4) spells out lc, type and the module path of every message.
+    const recordForm = encode(messages.map((m) => new ExtData(4, encode(m.toJSON()))));
+    expect(data.byteLength).toBeLessThan(recordForm.byteLength - 3 * 60);
+  });
+
+  it("still reads messages stored in the record form (extension 4)", async () => {
+    const message = new AIMessage({ content: "old", tool_calls: [{ name: "f", args: {}, id: "c" }] });
+    const stored = encode([new ExtData(4, encode(message.toJSON()))]);
+    expect(await serde.loadsTyped("msgpack", stored)).toStrictEqual([message]);
+  });
+
+  it("keeps a compact message naming a class outside the allowlist as inert data", async () => {
+    const stored = encode(new ExtData(10, encode(["ChildProcess", { cmd: "touch /tmp/pwned" }])));
+    expect(await serde.loadsTyped("msgpack", stored)).toEqual({
+      lc: 1,
+      type: "constructor",
+      id: ["langchain_core", "messages", "ChildProcess"],
+      kwargs: { cmd: "touch /tmp/pwned" },
+    });
+  });
+
   it("reads values written by LangGraph's default JSON serializer", async () => {
     const json = new JsonPlusSerializer();
     const value = { messages: [new HumanMessage("hello")], set: new Set([1]), count: 3 };
