@@ -20,6 +20,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { DrizzleSaver } from "../src/index.js";
+import { POSTGRES_OPTIONS } from "../src/savers/connect.js";
 
 export type Family = "postgres" | "mysql" | "sqlite" | "memory";
 
@@ -352,7 +353,7 @@ function pgHelpers(admin: Sql, tables: string[], local: boolean) {
 export async function oursPostgres(workspace: Workspace): Promise<Subject> {
   const url = await workspace.pgDatabase("ours");
   // What DrizzleSaver.fromUrl opens, plus a logger that lets the report explain the filter query.
-  const client = postgres(url, { onnotice: () => {} });
+  const client = postgres(url, POSTGRES_OPTIONS);
   const capture = new QueryCapture();
   const saver = new DrizzleSaver(drizzlePostgres(client, { logger: capture }));
   await saver.setup();

@@ -5,6 +5,18 @@ export interface OwnedConnection {
   close(): Promise<void>;
 }
 
+/** postgres.js options of the connections `fromUrl` opens. */
+export const POSTGRES_OPTIONS = {
+  onnotice: () => {},
+  // A connection dropped while postgres.js loads array types would otherwise surface
+  // as an unhandled rejection.
+  fetch_types: false,
+  // The saver's statements are prepared and find their partition at run time. Left to
+  // itself, PostgreSQL keeps re-planning them on every call (a custom plan over 8
+  // partitions looks cheaper than the generic one): about 1.5 ms each time.
+  connection: { plan_cache_mode: "force_generic_plan" },
+};
+
 /**
  * Opens a connection for `DrizzleSaver.fromUrl`. Drivers are optional peer
  * dependencies, so each is imported only when its scheme is used.
@@ -17,10 +29,8 @@ export async function connect(url: string): Promise<OwnedConnection> {
   if (scheme === "postgres" || scheme === "postgresql") {
     const { default: postgres } = await import("postgres");
     const { drizzle } = await import("drizzle-orm/postgres-js");
-    // fetch_types off: a connection dropped while it loads array types would otherwise
-    // surface as an unhandled rejection. A timeout on end: after a dropped connection
-    // postgres.js may otherwise wait forever for it.
-    const client = postgres(url, { onnotice: () => {}, fetch_types: false });
+    // A timeout on end: after a dropped connection postgres.js may otherwise wait forever for it.
+    const client = postgres(url, POSTGRES_OPTIONS);
     return { db: drizzle(client), close: () => client.end({ timeout: 5 }) };
   }
   if (scheme === "mysql") {

@@ -1,5 +1,6 @@
 import type { Column, SQL, Table } from "drizzle-orm";
 import type { JsonValue } from "./metadata.js";
+import type { Statement } from "./statements.js";
 
 /** The columns the generic saver reads and writes, whatever the dialect calls them. */
 export interface CheckpointColumns {
@@ -54,6 +55,7 @@ export type Row = Record<string, unknown>;
 export interface InsertSpec {
   table: Table;
   columns: Column[];
+  /** Values, or placeholders (`sql.placeholder`) in a template. */
   rows: unknown[][];
   /** The key whose conflict is resolved; MySQL resolves on any unique key instead. */
   conflictTarget: Column[];
@@ -64,7 +66,7 @@ export interface InsertSpec {
 /** Rows a write depends on; see {@link Dialect.atomically}. */
 export interface Precondition {
   /** A plain `select ... from <table> where ...`; the dialect adds its share-lock clause. */
-  rows: SQL;
+  rows: Statement;
   /** Thrown, with nothing written, when the rows do not exist. */
   failure: () => Error;
 }
@@ -86,24 +88,24 @@ export interface Dialect {
   readonly name: string;
   readonly columns: StorageColumns;
   /** Runs one statement and returns its rows. */
-  query(statement: SQL): Promise<Row[]>;
+  query(statement: Statement): Promise<Row[]>;
   /**
    * Runs statements as one atomic unit: all of them take effect or none. With a
    * precondition, its rows are share-locked first (a concurrent delete waits for
    * this unit, or this unit for the delete); when there are none, nothing is written.
    */
-  atomically(statements: SQL[], precondition?: Precondition): Promise<void>;
+  atomically(statements: Statement[], precondition?: Precondition): Promise<void>;
   /**
    * Runs the statements in one transaction, round after round until a round changes no
    * row: deletes that waited for a concurrent writer then also remove what it committed.
    */
-  atomicallyUntilSettled(statements: SQL[]): Promise<void>;
+  atomicallyUntilSettled(statements: Statement[]): Promise<void>;
   /** A multi-row insert that resolves conflicts on the given key. */
   insert(spec: InsertSpec): SQL;
   /** The value compared with the `nsKey` columns for a namespace. */
   nsKey(namespace: string): unknown;
-  /** A JSON text parameter typed for the metadata column. */
-  jsonParam(json: string): SQL;
+  /** A JSON text parameter (or its placeholder) typed for the JSON columns. */
+  jsonParam(json: unknown): SQL;
   /**
    * A predicate on the checkpoints table that is true when the metadata has every
    * key with a JSON-equal value (entries are in stored form, see metadata.ts).

@@ -1,12 +1,18 @@
 import { createHash } from "node:crypto";
-import { type Column, getTableName, type SQL, sql } from "drizzle-orm";
+import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
 import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { applying, pendingMigrations } from "./migrations.js";
+import { type CompiledQuery, type Statement, StatementCompiler } from "./statements.js";
 import { InvalidInputError } from "./values.js";
+
+/** The slice of drizzle's MySQL session used to run compiled text. */
+interface Session {
+  prepareQuery(query: CompiledQuery, fields: undefined): { execute(): Promise<unknown> };
+}
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnyMySqlDatabase = MySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase, any>;
@@ -56,7 +62,9 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
     return hashColumn ? [{ hashColumn, from: i }] : [];
   });
   const columns = [...given, ...extra.map((e) => e.hashColumn)];
-  const rows = givenRows.map((row) => [...row, ...extra.map((e) => sha256(row[e.from]))]);
+  // In a template the hash is a placeholder of its own, derived from the value's (see the compiler).
+  const hashOf = (value: unknown) => (is(value, Placeholder) ? sql.placeholder(`${value.name}#sha256`) : sha256(value));
+  const rows = givenRows.map((row) => [...row, ...extra.map((e) => hashOf(row[e.from]))]);
   // Not INSERT IGNORE: it would also turn real errors (data too long) into warnings.
   const keep = sql`${sql.identifier(columns[0].name)} = ${sql.identifier(columns[0].name)}`;
   const assignments =
@@ -77,7 +85,14 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.nsHash },
   };
 
-  const sqlDialect = (db as unknown as { dialect: { sqlToQuery(statement: SQL): { params: unknown[] } } }).dialect;
+  const internals = db as unknown as {
+    dialect: { sqlToQuery(statement: SQL): CompiledQuery };
+    session: Session;
+  };
+  const compiler = new StatementCompiler(
+    (statement) => internals.dialect.sqlToQuery(statement),
+    (name, values) => sha256(values[name.slice(0, name.indexOf("#"))]),
+  );
   const hashed: HashedColumns = new Map<Column, Column>([
     [checkpoints.checkpointNs, checkpoints.nsHash],
     [checkpointBlobs.checkpointNs, checkpointBlobs.nsHash],
@@ -85,12 +100,19 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     [checkpointWrites.taskId, checkpointWrites.taskHash],
   ]);
 
+  /** Runs compiled text through drizzle's session: its logger and type casts apply. */
+  const runOn = (session: Session) => async (query: CompiledQuery) => {
+    const [result] = (await session.prepareQuery(query, undefined).execute()) as [Row[]];
+    return result;
+  };
+  const run = runOn(internals.session);
+
   // mysql2 sends bytes as hex text, so a statement is about twice its binary values:
   // say so clearly instead of letting the server drop the connection mid-write.
   let maxPacket: Promise<number> | undefined;
-  async function checkPacketSize(statements: SQL[]): Promise<void> {
-    const size = statements
-      .flatMap((statement) => sqlDialect.sqlToQuery(statement).params)
+  async function checkPacketSize(queries: CompiledQuery[]): Promise<void> {
+    const size = queries
+      .flatMap((query) => query.params)
       .reduce((total: number, param) => total + (Buffer.isBuffer(param) ? 2 * param.length : String(param).length), 0);
     if (size < 1024 * 1024) return;
     maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
@@ -102,8 +124,8 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     }
   }
 
-  async function query(statement: SQL): Promise<Row[]> {
-    const [rows] = (await db.execute(statement)) as unknown as [Row[]];
+  async function query(statement: Statement): Promise<Row[]> {
+    const rows = await run(compiler.compile(statement));
     // Ids are VARBINARY (see the schema) and come back as bytes, also where a UNION
     // merges them with text into a BLOB type: every result column but the payloads is text.
     for (const row of rows) {
@@ -119,7 +141,7 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
    * connection (drizzle's failed ROLLBACK would hide it), run again when InnoDB chose
    * it as a deadlock victim (rolled back whole).
    */
-  function transaction(work: (run: (statement: SQL) => Promise<Row[]>) => Promise<void>): Promise<void> {
+  function transaction(work: (run: (query: CompiledQuery) => Promise<Row[]>) => Promise<void>): Promise<void> {
     return retryOnDeadlock(
       (error) =>
         [error, (error as { cause?: unknown } | null)?.cause].some(
@@ -128,17 +150,17 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
       async () => {
         let failure: unknown;
         try {
-          await db.transaction((tx) =>
-            work(async (statement) => {
+          await db.transaction((tx) => {
+            const runInTransaction = runOn((tx as unknown as { session: Session }).session);
+            return work(async (query) => {
               try {
-                const [result] = (await tx.execute(statement)) as unknown as [Row[]];
-                return result;
+                return await runInTransaction(query);
               } catch (error) {
                 failure = error;
                 throw error;
               }
-            }),
-          );
+            });
+          });
         } catch (error) {
           throw failure ?? error;
         }
@@ -151,25 +173,29 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     columns,
     query,
     async atomically(statements, precondition) {
-      await checkPacketSize(statements);
-      if (!precondition && statements.length === 1) {
-        await db.execute(statements[0]);
+      const queries = statements.map((statement) => compiler.compile(statement));
+      await checkPacketSize(queries);
+      if (!precondition && queries.length === 1) {
+        await run(queries[0]);
         return;
       }
-      await transaction(async (run) => {
-        if (precondition && (await run(sql`${precondition.rows} lock in share mode`)).length === 0) {
-          throw precondition.failure();
+      await transaction(async (runInTransaction) => {
+        if (precondition) {
+          const rows = compiler.compile(precondition.rows);
+          const locked = await runInTransaction({ sql: `${rows.sql} lock in share mode`, params: rows.params });
+          if (locked.length === 0) throw precondition.failure();
         }
-        for (const statement of statements) await run(statement);
+        for (const query of queries) await runInTransaction(query);
       });
     },
     async atomicallyUntilSettled(statements) {
-      await transaction(async (run) => {
+      const queries = statements.map((statement) => compiler.compile(statement));
+      await transaction(async (runInTransaction) => {
         let changed: number;
         do {
           changed = 0;
-          for (const statement of statements) {
-            changed += Number(((await run(statement)) as unknown as { affectedRows?: number }).affectedRows ?? 0);
+          for (const query of queries) {
+            changed += Number(((await runInTransaction(query)) as { affectedRows?: number }).affectedRows ?? 0);
           }
         } while (changed > 0);
       });

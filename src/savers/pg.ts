@@ -5,6 +5,7 @@ import { onConflictInsert, retryOnDeadlock, threadActivityBySkipScan } from "./c
 import type { Dialect, Row } from "./dialect.js";
 import type { JsonValue } from "./metadata.js";
 import { applying, lockNumber, pendingMigrations } from "./migrations.js";
+import { type Bound, type CompiledQuery, isBound, LruCache, type Statement, StatementCompiler } from "./statements.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any>;
@@ -51,7 +52,20 @@ function changedRows(result: unknown): number {
   return Number(count ?? rowCount ?? 0);
 }
 
-type Execute = (statement: SQL) => Promise<unknown>;
+type Execute = (statement: Statement) => Promise<unknown>;
+
+/** The slice of drizzle's PostgreSQL session used to run compiled text. */
+interface PgSession {
+  prepareQuery(
+    query: CompiledQuery,
+    fields: undefined,
+    name: undefined,
+    arrayMode: boolean,
+  ): { execute(): Promise<unknown> };
+  logger?: { logQuery(query: string, params: unknown[]): void };
+}
+
+const sessionOf = (db: unknown) => (db as { session: PgSession }).session;
 
 /** The slice of a postgres.js client the prepared path uses. */
 interface PostgresJsClient {
@@ -64,33 +78,57 @@ interface PostgresJsClient {
  * costs postgres.js a describe round trip and the server a fresh parse and plan per
  * call; on a postgres.js client they go as named prepared statements instead, kept per
  * connection (a client created with `prepare: false`, as for PgBouncer, still wins).
- * drizzle's logger sees them as before.
+ * Other drivers run them through drizzle's session. drizzle's logger sees them all.
  */
 function pgExecutor(db: AnyPgDatabase): {
   execute: Execute;
   transaction<T>(work: (execute: Execute) => Promise<T>): Promise<T>;
 } {
-  const internals = db as unknown as {
-    $client?: Partial<PostgresJsClient>;
-    dialect: { sqlToQuery(statement: SQL): { sql: string; params: unknown[] } };
-    session?: { logger?: { logQuery(query: string, params: unknown[]): void } };
-  };
-  const client = internals.$client;
+  const { dialect } = db as unknown as { dialect: { sqlToQuery(statement: SQL): CompiledQuery } };
+  const compiler = new StatementCompiler((statement) => dialect.sqlToQuery(statement));
+  const client = (db as unknown as { $client?: Partial<PostgresJsClient> }).$client;
   if (typeof client?.unsafe !== "function" || typeof client.begin !== "function") {
-    return {
-      execute: (statement) => db.execute(statement),
-      transaction: (work) => db.transaction((tx) => work((statement) => tx.execute(statement))),
-    };
+    const on =
+      (target: unknown): Execute =>
+      (statement) =>
+        sessionOf(target).prepareQuery(compiler.compile(statement), undefined, undefined, false).execute();
+    return { execute: on(db), transaction: (work) => db.transaction((tx) => work(on(tx))) };
   }
+  const { logger } = sessionOf(db);
   const on =
     (target: PostgresJsClient): Execute =>
     (statement) => {
-      const query = internals.dialect.sqlToQuery(statement);
-      internals.session?.logger?.logQuery(query.sql, query.params);
+      const query = compiler.compile(statement);
+      logger?.logQuery(query.sql, query.params);
       return target.unsafe(query.sql, query.params, { prepare: true });
     };
   const postgresJs = client as PostgresJsClient;
   return { execute: on(postgresJs), transaction: (work) => postgresJs.begin((tx) => work(on(tx))) };
+}
+
+/**
+ * Statements combined into one SQL text by `build`. When every part is a template,
+ * so is the result, made once per combination.
+ */
+function combiner(): (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement {
+  const ids = new WeakMap<SQL, number>();
+  const combined = new LruCache<SQL>(200);
+  let nextId = 0;
+  const idOf = (template: SQL) => {
+    let id = ids.get(template);
+    if (id === undefined) {
+      id = nextId++;
+      ids.set(template, id);
+    }
+    return id;
+  };
+  return (kind, parts, build) => {
+    const sqls = parts.map((part) => (isBound(part) ? part.template : part));
+    const values = Object.assign({}, ...parts.map((part) => (isBound(part) ? part.values : {})));
+    if (!parts.every(isBound)) return { template: build(sqls), values };
+    const key = `${kind}:${parts.map((part) => idOf((part as Bound).template)).join(",")}`;
+    return { template: combined.get(key, () => build(sqls)), values };
+  };
 }
 
 export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialect {
@@ -102,6 +140,7 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
   };
 
   const { execute, transaction } = pgExecutor(db);
+  const combine = combiner();
 
   return {
     name: "postgres",
@@ -120,25 +159,35 @@ export function pgDialect(db: AnyPgDatabase, tables: PgCheckpointTables): Dialec
         // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
         if (statements.length > CTE_STATEMENTS) {
           await transaction(async (run) => {
-            if (precondition && rowsOf(await run(sql`${precondition.rows} for share`)).length === 0) {
-              throw precondition.failure();
+            if (precondition) {
+              const locked = await run(combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`));
+              if (rowsOf(locked).length === 0) throw precondition.failure();
             }
             for (const statement of statements) await run(statement);
           });
           return;
         }
+        const ctes = (writes: SQL[]) => writes.map((write, i) => sql`${sql.raw(`s${i}`)} as (${write})`);
         if (!precondition) {
-          const ctes = statements.slice(0, -1).map((statement, i) => sql`${sql.raw(`s${i}`)} as (${statement})`);
-          await execute(sql`with ${sql.join(ctes, sql`, `)} ${statements[statements.length - 1]}`);
+          await execute(
+            combine(
+              "ctes",
+              statements,
+              (writes) => sql`with ${sql.join(ctes(writes.slice(0, -1)), sql`, `)} ${writes.at(-1)}`,
+            ),
+          );
           return;
         }
         // The locked rows decide the whole statement: without them, a division by zero
         // (evaluated at run time, after the lock) aborts every write in it.
-        const ctes = statements.map((statement, i) => sql`${sql.raw(`s${i}`)} as (${statement})`);
+        const guarded = combine(
+          "guarded",
+          [precondition.rows, ...statements],
+          ([rows, ...writes]) =>
+            sql`with guard as (${rows} for share), ${sql.join(ctes(writes), sql`, `)} select 1 / (select count(*) from guard) as found`,
+        );
         try {
-          await execute(
-            sql`with guard as (${precondition.rows} for share), ${sql.join(ctes, sql`, `)} select 1 / (select count(*) from guard) as found`,
-          );
+          await execute(guarded);
         } catch (error) {
           if (errorCode(error) === "22012") throw precondition.failure();
           throw error;

@@ -17,7 +17,7 @@ import {
   WRITES_IDX_MAP,
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
-import { type SQL, sql } from "drizzle-orm";
+import { type Column, type SQL, sql } from "drizzle-orm";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { connect } from "./connect.js";
 import { type CheckpointTables, detectDialect, type SupportedDatabase } from "./detect.js";
@@ -25,6 +25,7 @@ import type { Dialect, MigrationOptions, Row, TableStats } from "./dialect.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { parseMetadata, serializeMetadata, storedFilterEntries } from "./metadata.js";
 import { journal, MigrationError, type MigrationInfo } from "./migrations.js";
+import { type Bound, LruCache, placeholderRows, rowValues, type Statement, type Values } from "./statements.js";
 import {
   as,
   asBytes,
@@ -42,6 +43,13 @@ import {
   toBuffer,
 } from "./values.js";
 import { nextChannelVersion } from "./versions.js";
+
+/** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
+interface PageCondition {
+  where: SQL;
+  values: Values;
+  key?: string;
+}
 
 /** Page size when `list` streams a long history. */
 const LIST_PAGE_SIZE = 100;
@@ -82,6 +90,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly migrationsFolder: string;
   private readonly options: DrizzleSaverOptions;
   private readonly lifecycle: ThreadLifecycle;
+  /** The statements of the frequent calls, by shape (see statements.ts). */
+  private readonly templates = new LruCache<SQL>(500);
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -218,29 +228,44 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
     const checkpointId = configurable.checkpoint_id;
     const c = this.dialect.columns.checkpoints;
-    const conditions = [sql`${c.threadId} = ${threadId}`, sql`${c.nsKey} = ${this.dialect.nsKey(ns)}`];
-    if (checkpointId !== undefined)
-      conditions.push(sql`${c.checkpointId} = ${requireId(checkpointId, "checkpoint_id")}`);
-    const { tuples } = await this.loadPage(sql.join(conditions, sql` and `), 1);
+    const values: Values = { "page.thread": threadId, "page.ns": this.dialect.nsKey(ns) };
+    if (checkpointId !== undefined) values["page.id"] = requireId(checkpointId, "checkpoint_id");
+    const key = checkpointId === undefined ? "getTuple.latest" : "getTuple.id";
+    const conditions = [
+      sql`${c.threadId} = ${sql.placeholder("page.thread")}`,
+      sql`${c.nsKey} = ${sql.placeholder("page.ns")}`,
+    ];
+    if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${sql.placeholder("page.id")}`);
+    const { tuples } = await this.loadPage({ where: sql.join(conditions, sql` and `), values, key }, 1);
     return tuples[0];
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
     const c = this.dialect.columns.checkpoints;
+    // Values go to placeholders, so a list without a filter reuses its statement.
     const conditions: SQL[] = [];
+    const values: Values = {};
+    const condition = (name: string, value: unknown, build: (placeholder: SQL) => SQL) => {
+      values[name] = value;
+      conditions.push(build(sql`${sql.placeholder(name)}`));
+    };
     if (configurable.thread_id !== undefined) {
-      conditions.push(sql`${c.threadId} = ${requireId(configurable.thread_id, "thread_id")}`);
+      condition("page.thread", requireId(configurable.thread_id, "thread_id"), (p) => sql`${c.threadId} = ${p}`);
     }
     const ns = optionalNamespace(configurable.checkpoint_ns);
-    if (ns !== undefined) conditions.push(sql`${c.nsKey} = ${this.dialect.nsKey(ns)}`);
+    if (ns !== undefined) condition("page.ns", this.dialect.nsKey(ns), (p) => sql`${c.nsKey} = ${p}`);
     if (configurable.checkpoint_id !== undefined) {
-      conditions.push(sql`${c.checkpointId} = ${requireId(configurable.checkpoint_id, "checkpoint_id")}`);
+      const id = requireId(configurable.checkpoint_id, "checkpoint_id");
+      condition("page.id", id, (p) => sql`${c.checkpointId} = ${p}`);
     }
     const before = options.before?.configurable?.checkpoint_id;
-    if (before !== undefined) conditions.push(sql`${c.checkpointId} < ${requireId(before, "before.checkpoint_id")}`);
+    if (before !== undefined) {
+      condition("page.before", requireId(before, "before.checkpoint_id"), (p) => sql`${c.checkpointId} < ${p}`);
+    }
     const entries = storedFilterEntries(options.filter);
     if (entries.length > 0) conditions.push(this.dialect.metadataMatches(entries));
+    const shape = entries.length > 0 ? undefined : `list.${Object.keys(values).join(",")}`;
 
     const { limit } = options;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
@@ -252,12 +277,18 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       const page = [...conditions];
       // Keyset pagination in the same order as the query: checkpoint_id, thread, namespace, all descending.
       if (cursor) {
+        values["cursor.id"] = cursor.checkpointId;
+        values["cursor.thread"] = cursor.threadId;
+        values["cursor.ns"] = cursor.ns;
+        const [id, thread, cursorNs] = ["cursor.id", "cursor.thread", "cursor.ns"].map(sql.placeholder);
         page.push(
-          sql`(${c.checkpointId} < ${cursor.checkpointId} or (${c.checkpointId} = ${cursor.checkpointId} and (${c.threadId} < ${cursor.threadId} or (${c.threadId} = ${cursor.threadId} and ${c.checkpointNs} < ${cursor.ns}))))`,
+          sql`(${c.checkpointId} < ${id} or (${c.checkpointId} = ${id} and (${c.threadId} < ${thread} or (${c.threadId} = ${thread} and ${c.checkpointNs} < ${cursorNs}))))`,
         );
       }
       const size = Math.min(remaining, LIST_PAGE_SIZE);
-      const { tuples, last } = await this.loadPage(page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`, size);
+      const where = page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`;
+      const key = shape && `${shape}${cursor ? ".cursor" : ""}`;
+      const { tuples, last } = await this.loadPage({ where, values, key }, size);
       for (const tuple of tuples) yield tuple;
       if (tuples.length < size) return;
       remaining -= tuples.length;
@@ -305,21 +336,32 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     }
 
     const { checkpoints: c, blobs: b } = this.dialect.columns;
-    const statements: SQL[] = [];
+    const statements: Statement[] = [];
     if (blobRows.length > 0) {
       // Versions are unique per branch, so an existing row already holds this value.
-      statements.push(
+      const build = () =>
         this.dialect.insert({
           table: b.table,
           columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob],
-          rows: blobRows,
+          rows: placeholderRows("blob", blobRows.length, 6),
           conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
           update: [],
-        }),
-      );
+        });
+      statements.push(this.statement(`put.blobs.${blobRows.length}`, build, rowValues("blob", blobRows)));
     }
-    statements.push(
-      this.dialect.insert({
+    const checkpointRow = [
+      threadId,
+      ns,
+      checkpointId,
+      parentId,
+      checkpointType,
+      toBuffer(checkpointBytes),
+      versionsJson,
+      metadataJson,
+    ];
+    const buildCheckpoint = () => {
+      const [[thread, namespace, id, parent, type, data, versions, meta]] = placeholderRows("checkpoint", 1, 8);
+      return this.dialect.insert({
         table: c.table,
         columns: [
           c.threadId,
@@ -332,28 +374,26 @@ export class DrizzleSaver extends BaseCheckpointSaver {
           c.metadata,
         ],
         rows: [
-          [
-            threadId,
-            ns,
-            checkpointId,
-            parentId,
-            checkpointType,
-            toBuffer(checkpointBytes),
-            this.dialect.jsonParam(versionsJson),
-            this.dialect.jsonParam(metadataJson),
-          ],
+          [thread, namespace, id, parent, type, data, this.dialect.jsonParam(versions), this.dialect.jsonParam(meta)],
         ],
         conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
         update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.channelVersions, c.metadata],
-      }),
-    );
+      });
+    };
+    statements.push(this.statement("put.checkpoint", buildCheckpoint, rowValues("checkpoint", [checkpointRow])));
     // Channels this put does not write refer to values its parent's steps stored: the
     // parent must still exist when it lands (a deleteThread may have removed both).
     const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some((channel) => !(channel in newVersions));
+    const parentRows = () =>
+      sql`select 1 from ${c.table} where ${c.threadId} = ${sql.placeholder("parent.thread")} and ${c.nsKey} = ${sql.placeholder("parent.ns")} and ${c.checkpointId} = ${sql.placeholder("parent.id")}`;
     const precondition =
       parentId !== null && reliesOnStoredValues
         ? {
-            rows: sql`select 1 from ${c.table} where ${c.threadId} = ${threadId} and ${c.nsKey} = ${this.dialect.nsKey(ns)} and ${c.checkpointId} = ${parentId}`,
+            rows: this.statement("put.parent", parentRows, {
+              "parent.thread": threadId,
+              "parent.ns": this.dialect.nsKey(ns),
+              "parent.id": parentId,
+            }),
             failure: () =>
               new MissingParentError(
                 `put: parent checkpoint "${parentId}" of thread "${threadId}" no longer exists (the thread was deleted or pruned meanwhile); nothing was written`,
@@ -391,19 +431,35 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     if (special.size + regular.length === 0) return;
 
     const w = this.dialect.columns.writes;
-    const spec = {
-      table: w.table,
-      columns: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.blob, w.taskPath],
-      conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
-    };
-    const statements: SQL[] = [];
+    const insertWrites = (kind: string, rows: unknown[][], update: Column[]) =>
+      this.statement(
+        `putWrites.${kind}.${rows.length}`,
+        () =>
+          this.dialect.insert({
+            table: w.table,
+            columns: [
+              w.threadId,
+              w.checkpointNs,
+              w.checkpointId,
+              w.taskId,
+              w.idx,
+              w.channel,
+              w.type,
+              w.blob,
+              w.taskPath,
+            ],
+            rows: placeholderRows(kind, rows.length, 9),
+            conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
+            update,
+          }),
+        rowValues(kind, rows),
+      );
+    const statements: Statement[] = [];
     // Special channels (errors, interrupts, resumes) replace what the task wrote before;
     // a regular write is recorded once, so a retried task cannot change a stored result.
     if (special.size > 0)
-      statements.push(
-        this.dialect.insert({ ...spec, rows: [...special.values()], update: [w.channel, w.type, w.blob, w.taskPath] }),
-      );
-    if (regular.length > 0) statements.push(this.dialect.insert({ ...spec, rows: regular, update: [] }));
+      statements.push(insertWrites("special", [...special.values()], [w.channel, w.type, w.blob, w.taskPath]));
+    if (regular.length > 0) statements.push(insertWrites("regular", regular, []));
     await this.dialect.atomically(statements);
   }
 
@@ -464,9 +520,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * blobs their channel_versions name (each blob once, however many checkpoints of
    * the page share it) and their pending writes.
    */
-  private async loadPage(where: SQL, limit: number): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
+  private async loadPage(
+    { where, values, key }: PageCondition,
+    limit: number,
+  ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
     const c = this.dialect.columns.checkpoints;
-    const page = sql`
+    const page = (): SQL => sql`
       select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
              ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
              ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
@@ -475,7 +534,10 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       from ${c.table} where ${where}
       order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
       limit ${sql.raw(String(limit))}`;
-    const rows = this.dialect.pageBlobs ? await this.queryPageAtOnce(page) : await this.queryPageByKeys(page);
+    const pageKey = key && `${key}.${limit}`;
+    const rows = this.dialect.pageBlobs
+      ? await this.queryPageAtOnce(page, values, pageKey)
+      : await this.queryPageByKeys(this.statement(pageKey, page, values));
 
     const checkpointRows = rows
       .filter((row) => row.kind === "checkpoint")
@@ -519,10 +581,10 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /** Checkpoints, writes and blobs of a page in one query, where the dialect can name the blobs in SQL. */
-  private async queryPageAtOnce(page: SQL): Promise<Row[]> {
+  private async queryPageAtOnce(page: () => SQL, values: Values, key: string | undefined): Promise<Row[]> {
     const { blobs: b, writes: w } = this.dialect.columns;
-    return this.dialect.query(sql`
-      with page as (${page})
+    const build = () => sql`
+      with page as (${page()})
       select 'checkpoint' as ${sql.identifier("kind")}, page.position as ${sql.identifier("position")},
              page.thread_id as ${sql.identifier("thread_id")}, page.checkpoint_ns as ${sql.identifier("checkpoint_ns")},
              page.checkpoint_id as ${sql.identifier("checkpoint_id")},
@@ -541,11 +603,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       union all
       select 'blob', null, page_blobs.thread_id, page_blobs.checkpoint_ns, null, null, page_blobs.type,
              page_blobs.blob, null, page_blobs.channel, page_blobs.version, null, null, null
-      from ${this.dialect.pageBlobs?.(b)}`);
+      from ${this.dialect.pageBlobs?.(b)}`;
+    return this.dialect.query(this.statement(key && `${key}.atOnce`, build, values));
   }
 
   /** The page's checkpoints, then their writes and blobs by key: two plain queries. */
-  private async queryPageByKeys(page: SQL): Promise<Row[]> {
+  private async queryPageByKeys(page: Statement): Promise<Row[]> {
     const { blobs: b, writes: w } = this.dialect.columns;
     const checkpoints = (await this.dialect.query(page)).map(
       (row): Row => ({
@@ -574,30 +637,56 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       }
     }
     if (groups.size === 0) return [];
-    const list = (items: SQL[]) => sql.join(items, sql`, `);
-    const writeKeys = [...groups.values()].map(
-      (g) =>
-        sql`(${w.threadId} = ${g.threadId} and ${w.nsKey} = ${this.dialect.nsKey(g.ns)} and ${w.checkpointId} in (${list(g.ids.map((id) => sql`${id}`))}))`,
-    );
-    const blobKeys = [...groups.values()]
-      .filter((g) => g.blobs.size > 0)
-      .map(
-        (g) =>
-          sql`(${b.threadId} = ${g.threadId} and ${b.nsKey} = ${this.dialect.nsKey(g.ns)} and (${b.channel}, ${b.version}) in (${list([...g.blobs.values()].map(([ch, v]) => sql`(${ch}, ${v})`))}))`,
+
+    // The statement's shape is the number of checkpoints and blobs per (thread, namespace).
+    const list = [...groups.values()];
+    const values: Values = {};
+    list.forEach((g, i) => {
+      values[`g${i}.thread`] = g.threadId;
+      values[`g${i}.ns`] = this.dialect.nsKey(g.ns);
+      g.ids.forEach((id, k) => {
+        values[`g${i}.id${k}`] = id;
+      });
+      [...g.blobs.values()].forEach(([channel, version], k) => {
+        values[`g${i}.channel${k}`] = channel;
+        values[`g${i}.version${k}`] = version;
+      });
+    });
+    const shape = list.map((g) => `${g.ids.length}/${g.blobs.size}`).join(",");
+    const build = () => {
+      const p = sql.placeholder;
+      const commas = (items: SQL[]) => sql.join(items, sql`, `);
+      const writeKeys = list.map(
+        (g, i) =>
+          sql`(${w.threadId} = ${p(`g${i}.thread`)} and ${w.nsKey} = ${p(`g${i}.ns`)} and ${w.checkpointId} in (${commas(g.ids.map((_, k) => sql`${p(`g${i}.id${k}`)}`))}))`,
       );
-    const blobBranch =
-      blobKeys.length === 0
-        ? sql``
-        : sql` union all
+      const blobKeys = list.flatMap((g, i) =>
+        g.blobs.size === 0
+          ? []
+          : [
+              sql`(${b.threadId} = ${p(`g${i}.thread`)} and ${b.nsKey} = ${p(`g${i}.ns`)} and (${b.channel}, ${b.version}) in (${commas([...g.blobs.keys()].map((_, k) => sql`(${p(`g${i}.channel${k}`)}, ${p(`g${i}.version${k}`)})`))}))`,
+            ],
+      );
+      const blobBranch =
+        blobKeys.length === 0
+          ? sql``
+          : sql` union all
       select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version}, null, null, null
       from ${b.table} where ${sql.join(blobKeys, sql` or `)}`;
-    const related = await this.dialect.query(sql`
+      return sql`
       select 'write' as ${sql.identifier("kind")}, ${as(w.threadId, "thread_id")}, ${as(w.checkpointNs, "checkpoint_ns")},
              ${as(w.checkpointId, "checkpoint_id")}, ${as(w.type, "type")}, ${as(w.blob, "data")},
              ${as(w.channel, "channel")}, null as ${sql.identifier("version")}, ${as(w.taskId, "task_id")},
              ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}
-      from ${w.table} where ${sql.join(writeKeys, sql` or `)}${blobBranch}`);
+      from ${w.table} where ${sql.join(writeKeys, sql` or `)}${blobBranch}`;
+    };
+    const related = await this.dialect.query(this.statement(`related.${shape}`, build, values));
     return [...checkpoints, ...related];
+  }
+
+  /** A template from `build` with its values: cached when `key` names its shape, else built for this call. */
+  private statement(key: string | undefined, build: () => SQL, values: Values): Bound {
+    return { template: key === undefined ? build() : this.templates.get(key, build), values };
   }
 
   /** Pending writes in LangGraph's (task path, task id, idx) order. */

@@ -5,6 +5,7 @@ import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { applying, pendingMigrations } from "./migrations.js";
+import { type CompiledQuery, LruCache, type Statement, StatementCompiler } from "./statements.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnySQLiteDatabase = BaseSQLiteDatabase<"sync", unknown, any>;
@@ -46,13 +47,21 @@ function jsonEachOps(): JsonNodeOps<JsonNode> {
 }
 
 interface SqliteStatements {
-  all(statement: SQL): Row[];
+  all(statement: Statement): Row[];
   /** Returns the number of rows changed. */
-  run(statement: SQL): number;
+  run(statement: Statement): number;
 }
 
-/** Statements kept compiled per connection; beyond this, the least recently used go. */
-const STATEMENT_CACHE_SIZE = 200;
+/** The slice of drizzle's SQLite session used to run compiled text. */
+interface SqliteSession {
+  prepareQuery(
+    query: CompiledQuery,
+    fields: undefined,
+    executeMethod: "all" | "run",
+    arrayMode: boolean,
+  ): { all(): unknown; run(): unknown };
+  logger?: { logQuery(query: string, params: unknown[]): void };
+}
 
 /** The slice of a better-sqlite3 database the cached path uses. */
 interface BetterSqliteDatabase {
@@ -64,36 +73,31 @@ interface BetterSqliteDatabase {
 
 /**
  * drizzle compiles every statement afresh (`prepare` per call); the saver sends the
- * same few shapes again and again, so on better-sqlite3 it keeps them compiled.
- * drizzle's logger sees them as before.
+ * same few shapes again and again, so on better-sqlite3 it keeps them compiled (200
+ * per connection). Other drivers run through drizzle's session. drizzle's logger sees them all.
  */
 function sqliteStatements(db: AnySQLiteDatabase): SqliteStatements {
   const internals = db as unknown as {
     $client?: Partial<BetterSqliteDatabase>;
-    dialect: { sqlToQuery(statement: SQL): { sql: string; params: unknown[] } };
-    session?: { logger?: { logQuery(query: string, params: unknown[]): void } };
+    dialect: { sqlToQuery(statement: SQL): CompiledQuery };
+    session: SqliteSession;
   };
-  const client = internals.$client;
+  const compiler = new StatementCompiler((statement) => internals.dialect.sqlToQuery(statement));
+  const { session, $client: client } = internals;
   if (typeof client?.prepare !== "function") {
     return {
-      all: (statement) => db.all<Row>(statement),
-      run: (statement) => (db.run(statement) as { changes: number }).changes,
+      all: (statement) => session.prepareQuery(compiler.compile(statement), undefined, "all", false).all() as Row[],
+      run: (statement) =>
+        (session.prepareQuery(compiler.compile(statement), undefined, "run", false).run() as { changes: number })
+          .changes,
     };
   }
   const database = client as BetterSqliteDatabase;
-  const cache = new Map<string, ReturnType<BetterSqliteDatabase["prepare"]>>();
-  function compiled(statement: SQL) {
-    const query = internals.dialect.sqlToQuery(statement);
-    internals.session?.logger?.logQuery(query.sql, query.params);
-    let compiledStatement = cache.get(query.sql);
-    if (compiledStatement) {
-      cache.delete(query.sql); // re-inserted below as the most recently used
-    } else {
-      compiledStatement = database.prepare(query.sql);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-    }
-    cache.set(query.sql, compiledStatement);
-    return { compiledStatement, params: query.params };
+  const prepared = new LruCache<ReturnType<BetterSqliteDatabase["prepare"]>>(200);
+  function compiled(statement: Statement) {
+    const query = compiler.compile(statement);
+    session.logger?.logQuery(query.sql, query.params);
+    return { compiledStatement: prepared.get(query.sql, () => database.prepare(query.sql)), params: query.params };
   }
   return {
     all(statement) {

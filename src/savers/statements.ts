@@ -1,0 +1,96 @@
+/**
+ * Reusable statements. drizzle assembles SQL text from its `sql` objects on every
+ * call, which costs more Node CPU than a small statement costs the database. The
+ * saver's frequent statements are therefore templates: built once per shape with
+ * `sql.placeholder(name)` where the values go, compiled once per dialect, and run
+ * with their values.
+ */
+import { fillPlaceholders, is, Placeholder, SQL, sql } from "drizzle-orm";
+
+/** Values of a template's placeholders, by name. */
+export type Values = Record<string, unknown>;
+
+/** A template and the values of its placeholders. */
+export interface Bound {
+  template: SQL;
+  values: Values;
+}
+
+/** What the dialects run: plain SQL (values inline), or a template with its values. */
+export type Statement = SQL | Bound;
+
+export interface CompiledQuery {
+  sql: string;
+  params: unknown[];
+}
+
+export const isBound = (statement: Statement): statement is Bound => !is(statement, SQL);
+
+/**
+ * Turns statements into text and parameters; a template's text is made once. A
+ * dialect may derive values the caller does not give (MySQL's key hashes) from the
+ * placeholder's name.
+ */
+export class StatementCompiler {
+  private readonly compiled = new WeakMap<SQL, CompiledQuery & { derived: string[] }>();
+
+  constructor(
+    private readonly toQuery: (statement: SQL) => CompiledQuery,
+    private readonly derive?: (name: string, values: Values) => unknown,
+  ) {}
+
+  compile(statement: Statement): CompiledQuery {
+    if (!isBound(statement)) return this.toQuery(statement);
+    let query = this.compiled.get(statement.template);
+    if (!query) {
+      const { sql: text, params } = this.toQuery(statement.template);
+      const names = params.flatMap((param) => (is(param, Placeholder) ? [param.name as string] : []));
+      // Derived values are named "<placeholder>#<what>".
+      const derived = this.derive ? names.filter((name) => name.includes("#")) : [];
+      query = { sql: text, params, derived };
+      this.compiled.set(statement.template, query);
+    }
+    let values = statement.values;
+    if (query.derived.length > 0) {
+      values = { ...values };
+      for (const name of query.derived) values[name] = this.derive?.(name, statement.values);
+    }
+    return { sql: query.sql, params: fillPlaceholders(query.params, values) };
+  }
+}
+
+/** Things built once per key (templates by shape, say); beyond `size` keys the least recently used go. */
+export class LruCache<T> {
+  private readonly entries = new Map<string, T>();
+
+  constructor(private readonly size: number) {}
+
+  get(key: string, build: () => T): T {
+    let entry = this.entries.get(key);
+    if (entry !== undefined) {
+      this.entries.delete(key); // re-inserted below as the most recently used
+    } else {
+      entry = build();
+      if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value as string);
+    }
+    this.entries.set(key, entry);
+    return entry;
+  }
+}
+
+/** Placeholders for `rows` rows of `columns` values, named `<prefix><row>.<column>`. */
+export function placeholderRows(prefix: string, rows: number, columns: number): Placeholder[][] {
+  return Array.from({ length: rows }, (_, row) =>
+    Array.from({ length: columns }, (_, column) => sql.placeholder(`${prefix}${row}.${column}`)),
+  );
+}
+
+/** The values for {@link placeholderRows} with the same prefix. */
+export function rowValues(prefix: string, rows: unknown[][], into: Values = {}): Values {
+  rows.forEach((row, r) => {
+    row.forEach((value, c) => {
+      into[`${prefix}${r}.${c}`] = value;
+    });
+  });
+  return into;
+}
