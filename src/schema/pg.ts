@@ -37,8 +37,11 @@ export function checkpointTables(options: PgTableOptions = {}) {
     },
     (t) => [
       primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId] }),
-      // Containment (@>) lookups for metadata filters; jsonb_path_ops keeps it small.
-      index(`${prefix}checkpoints_metadata_idx`).using("gin", t.metadata.op("jsonb_path_ops")),
+      // Containment (@>) lookups for metadata filters; jsonb_path_ops keeps it small. No
+      // pending list (fastupdate): every search would scan it, up to 4 MB per partition.
+      index(`${prefix}checkpoints_metadata_idx`)
+        .using("gin", t.metadata.op("jsonb_path_ops"))
+        .with({ fastupdate: false }),
       // Cross-thread history, newest first.
       index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
       // A thread's history across namespaces, newest first.
