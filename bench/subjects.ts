@@ -49,6 +49,8 @@ export interface Subject {
    * column is copied as the saver stored it. Returns the checkpoints inserted.
    */
   bulkCopy?(from: number, to: number, userStride: number): Promise<number>;
+  /** Frees what the subject holds in this process (MemorySaver's maps) once it is no longer measured. */
+  release?(): Promise<void>;
   /** Refreshes planner statistics after a bulk copy (what autovacuum / InnoDB would do). */
   analyze?(): Promise<void>;
   /**
@@ -636,6 +638,10 @@ export async function memory(): Promise<Subject> {
     family: "memory",
     official: true,
     saver,
+    async release() {
+      saver.storage = {};
+      saver.writes = {};
+    },
     async count() {
       let n = 0;
       for (const byNs of Object.values(saver.storage))
