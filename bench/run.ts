@@ -56,8 +56,8 @@ interface Run {
   subjects: Subject[];
   results: Map<string, SubjectResult>;
   ids: Map<string, Map<number, string[]>>;
-  /** Copy numbers used so far by `grow`. */
-  copies: number;
+  /** Copies made so far, per subject. */
+  copies: Map<string, number>;
 }
 
 function log(message: string): void {
@@ -428,18 +428,19 @@ async function grow(run: Run, subjects: Subject[], size: Size, target: number): 
     const reads = readResult(run, subject, size);
     const start = now();
     let copied = 0;
-    for (let from = run.copies + 1; from <= copies; from += COPIES_PER_BATCH) {
+    const done = run.copies.get(subject.name) ?? 0;
+    for (let from = done + 1; from <= copies; from += COPIES_PER_BATCH) {
       const to = Math.min(copies, from + COPIES_PER_BATCH - 1);
       progress(`[grow ${size}] ${subject.name}: copies ${from}-${to} of ${copies}`);
       copied += (await subject.bulkCopy?.(from, to, users)) ?? 0;
     }
+    run.copies.set(subject.name, Math.max(done, copies));
     if (subject.analyze) await subject.analyze();
     reads.checkpoints = subject.count ? await subject.count() : written;
     progressDone(
       `[grow ${size}] ${subject.name}: ${formatNumber(reads.checkpoints)} checkpoints (${formatNumber(copied)} copied in ${formatNumber((now() - start) / 1000, 1)} s)`,
     );
   }
-  run.copies = Math.max(run.copies, copies);
 }
 
 // ---------------------------------------------------------------- main
@@ -502,7 +503,7 @@ async function main(): Promise<void> {
         ]),
       ),
       ids: new Map(subjects.map((s) => [s.name, new Map()])),
-      copies: 0,
+      copies: new Map(),
     };
     const users = userIndexOf(config.threads - 1, config.threadsPerUser) + 1;
     const filter = { user: `u${Math.min(7, users - 1)}`, step: FILTER_STEP };
@@ -515,20 +516,26 @@ async function main(): Promise<void> {
     const grown = subjects.filter((s) => s.bulkCopy);
     const missing = subjects.filter((s) => !s.bulkCopy).map((s) => s.name);
     if (missing.length > 0) notes.push(`not grown beyond the written threads: ${missing.join(", ")}`);
+    // MemorySaver keeps its checkpoints in this process's heap, whose garbage collection
+    // slows every saver measured here: it is grown and measured after the others, at
+    // the first size only, then released.
+    const inProcess = grown.filter((s) => s.family === "memory");
+    const databases = grown.filter((s) => s.family !== "memory");
     for (const size of ["base", "large"] as const) {
       const target = size === "base" ? config.base : config.large;
       if (size === "large" && target <= config.base) break;
-      // MemorySaver keeps its checkpoints in this process's heap: grown to 500k, its garbage
-      // collection would slow every saver measured here, so it sits out the large round.
-      const measured = size === "large" ? grown.filter((s) => s.family !== "memory") : grown;
-      if (size === "large") {
-        for (const s of grown.filter((s) => s.family === "memory")) await s.release?.();
-        if (measured.length < grown.length)
-          notes.push("MemorySaver is left out of the large round (its data would live in the benchmark's own heap).");
+      for (const measured of size === "base" ? [databases, inProcess] : [databases]) {
+        if (measured.length === 0) continue;
+        await grow(run, measured, size, target);
+        await latencies(run, measured, size);
+        await measureFilter(run, measured, size, filter);
       }
-      await grow(run, measured, size, target);
-      await latencies(run, measured, size);
-      await measureFilter(run, measured, size, filter);
+      for (const s of inProcess) await s.release?.();
+    }
+    if (inProcess.length > 0) {
+      notes.push(
+        "MemorySaver is grown and measured after the others, at the first size only (its data lives in the benchmark's own heap).",
+      );
     }
     const written = config.threads * config.steps;
     if (config.base > written || config.large > config.base) {
