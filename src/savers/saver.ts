@@ -46,7 +46,8 @@ import { nextChannelVersion } from "./versions.js";
 
 /** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
 interface PageCondition {
-  where: SQL;
+  /** Built only when the page's statement is not cached yet. */
+  where: () => SQL;
   values: Values;
   key?: string;
 }
@@ -231,12 +232,15 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const values: Values = { "page.thread": threadId, "page.ns": this.dialect.nsKey(ns) };
     if (checkpointId !== undefined) values["page.id"] = requireId(checkpointId, "checkpoint_id");
     const key = checkpointId === undefined ? "getTuple.latest" : "getTuple.id";
-    const conditions = [
-      sql`${c.threadId} = ${sql.placeholder("page.thread")}`,
-      sql`${c.nsKey} = ${sql.placeholder("page.ns")}`,
-    ];
-    if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${sql.placeholder("page.id")}`);
-    const { tuples } = await this.loadPage({ where: sql.join(conditions, sql` and `), values, key }, 1);
+    const where = () => {
+      const conditions = [
+        sql`${c.threadId} = ${sql.placeholder("page.thread")}`,
+        sql`${c.nsKey} = ${sql.placeholder("page.ns")}`,
+      ];
+      if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${sql.placeholder("page.id")}`);
+      return sql.join(conditions, sql` and `);
+    };
+    const { tuples } = await this.loadPage({ where, values, key }, 1);
     return tuples[0];
   }
 
@@ -286,7 +290,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
         );
       }
       const size = Math.min(remaining, LIST_PAGE_SIZE);
-      const where = page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`;
+      const where = () => (page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`);
       const key = shape && `${shape}${cursor ? ".cursor" : ""}`;
       const { tuples, last } = await this.loadPage({ where, values, key }, size);
       for (const tuple of tuples) yield tuple;
@@ -531,7 +535,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
              ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
              ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
              row_number() over (order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc) as position
-      from ${c.table} where ${where}
+      from ${c.table} where ${where()}
       order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
       limit ${sql.raw(String(limit))}`;
     const pageKey = key && `${key}.${limit}`;

@@ -1,4 +1,3 @@
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { ERROR, INTERRUPT, uuid6 } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError } from "../../src/index.js";
@@ -19,13 +18,10 @@ import {
   newThreadId,
   sha256Hex,
   storedThreads,
+  threadConfig,
   threadView,
   useFreshSaver,
 } from "./support.js";
-
-function threadConfig(threadId: string, ns?: string): RunnableConfig {
-  return { configurable: { thread_id: threadId, ...(ns === undefined ? {} : { checkpoint_ns: ns }) } };
-}
 
 function subgraphNamespace(snapshot: StateSnapshot): string {
   const task = snapshot.tasks.find((t) => t.state !== undefined && "config" in (t.state as object));

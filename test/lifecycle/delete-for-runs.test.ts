@@ -17,13 +17,10 @@ import {
   storedCheckpoints,
   storedThreads,
   type TupleView,
+  threadConfig,
   threadView,
   useFreshSaver,
 } from "./support.js";
-
-function threadConfig(threadId: string): RunnableConfig {
-  return { configurable: { thread_id: threadId } };
-}
 
 /**
  * Tags every checkpoint with the current run's id, as LangGraph Platform does

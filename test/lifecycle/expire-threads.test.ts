@@ -1,4 +1,3 @@
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { type DrizzleSaver, InvalidInputError, type PruneStrategy } from "../../src/index.js";
@@ -20,15 +19,12 @@ import {
   storedThreads,
   TABLES,
   type TableDump,
+  threadConfig,
   threadView,
   withFreshSaver,
 } from "./support.js";
 
 const HOUR = 3_600_000;
-
-function threadConfig(threadId: string): RunnableConfig {
-  return { configurable: { thread_id: threadId } };
-}
 
 /** Runs expireThreads and records every progress report. */
 async function expire(

@@ -1,4 +1,3 @@
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError, type PruneStrategy } from "../../src/index.js";
@@ -22,13 +21,10 @@ import {
   storedCheckpoints,
   storedThreads,
   type TupleView,
+  threadConfig,
   threadView,
   useFreshSaver,
 } from "./support.js";
-
-function threadConfig(threadId: string): RunnableConfig {
-  return { configurable: { thread_id: threadId } };
-}
 
 /** A snapshot as it reads once its parents are gone: the same, without a parent. */
 function orphaned(snapshot: NormalSnapshot): NormalSnapshot {

@@ -729,3 +729,8 @@ export async function insertChain(
 export function runIdOf(metadata: CheckpointMetadata | undefined): unknown {
   return (metadata as Record<string, unknown> | undefined)?.run_id;
 }
+
+/** A config naming a thread (and a namespace when given), as the tests pass to getTuple and list. */
+export function threadConfig(threadId: string, ns?: string): RunnableConfig {
+  return { configurable: { thread_id: threadId, ...(ns === undefined ? {} : { checkpoint_ns: ns }) } };
+}

@@ -5,9 +5,11 @@ import { DrizzleSaver, MissingParentError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { type ChainSpec, ChainWriter, checkChain } from "./chain.js";
 import {
+  CONNECTION_ERROR,
   channelValue,
   checkpointOf,
   connectionKiller,
+  describeError,
   type Message,
   openRaw,
   report,
@@ -24,18 +26,6 @@ import type { CrashWriterArgs } from "./workers/crash-writer.js";
  * transaction (MySQL) or one BEGIN IMMEDIATE transaction (SQLite): whatever cuts it,
  * the checkpoint must be there whole (every channel value readable) or not at all.
  */
-
-/** Errors a dropped connection may surface as; anything else is a saver error and fails the test. */
-const CONNECTION_ERROR =
-  /terminat|connection|closed|ECONNRESET|EPIPE|socket|lost|killed|interrupted|shutdown|57P01|server has gone away|Can't add new command/i;
-
-function describeError(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error; e instanceof Error && parts.length < 4; e = e.cause) {
-    parts.push(`${e.name}: ${e.message.slice(0, 300)}${"code" in e ? ` [${String(e.code)}]` : ""}`);
-  }
-  return parts.length > 0 ? parts.join(" <- ") : String(error);
-}
 
 describe.each(DIALECTS)("a writer process killed in the middle of writing on %s", (dialect: DialectName) => {
   it(

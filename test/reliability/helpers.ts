@@ -463,3 +463,16 @@ export async function expectCleanExit(child: Child): Promise<void> {
 }
 
 export const WORKERS = "test/reliability/workers";
+
+/** Errors a dropped connection may surface as; anything else is a saver error and fails the test. */
+export const CONNECTION_ERROR =
+  /terminat|connection|closed|ECONNRESET|EPIPE|socket|lost|killed|interrupted|shutdown|57P01|server has gone away|Can't add new command/i;
+
+/** An error and its causes on one line, with driver codes. */
+export function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e instanceof Error && parts.length < 4; e = e.cause) {
+    parts.push(`${e.name}: ${e.message.slice(0, 300)}${"code" in e ? ` [${String(e.code)}]` : ""}`);
+  }
+  return parts.length > 0 ? parts.join(" <- ") : String(error);
+}

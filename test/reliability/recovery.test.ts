@@ -4,7 +4,9 @@ import { DrizzleSaver } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { buildStepsGraph, fullLog, graphConfig } from "./graph.js";
 import {
+  CONNECTION_ERROR,
   connectionKiller,
+  describeError,
   expectCleanExit,
   report,
   SOAK,
@@ -26,17 +28,6 @@ import type { StormClientArgs } from "./workers/storm-client.js";
  * test runs, so the server side of a restart is simulated by dropping every
  * connection of the saver's database; see RELIABILITY.md.)
  */
-
-const CONNECTION_ERROR =
-  /terminat|connection|closed|ECONNRESET|EPIPE|socket|lost|killed|interrupted|shutdown|57P01|server has gone away|Can't add new command/i;
-
-function describeError(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error; e instanceof Error && parts.length < 4; e = e.cause) {
-    parts.push(`${e.name}: ${e.message.slice(0, 300)}`);
-  }
-  return parts.length > 0 ? parts.join(" <- ") : String(error);
-}
 
 interface ResumePoint {
   /** Whether the thread has a checkpoint at all (a run killed before its first put commits has none). */
