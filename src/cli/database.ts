@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { DrizzleSaver } from "../index.js";
+import { DrizzleSaver, InvalidInputError } from "../index.js";
 import { CliError, EXIT_FAILURE, UsageError } from "./errors.js";
 
 export const URL_ENV = "LANGGRAPH_CHECKPOINT_URL";
@@ -42,8 +42,8 @@ export async function withSaver<T>(
   try {
     saver = await DrizzleSaver.fromUrl(url);
   } catch (error) {
-    // fromUrl rejects a URL it cannot use with a TypeError (unknown scheme, no file name, missing directory).
-    if (error instanceof TypeError) throw new UsageError(error.message);
+    // fromUrl rejects a URL it cannot use with an InvalidInputError (better-sqlite3: a TypeError) (unknown scheme, no file name, missing directory).
+    if (error instanceof TypeError || error instanceof InvalidInputError) throw new UsageError(error.message);
     // The drivers are optional peer dependencies, imported for the URL's scheme only.
     const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : "")?.[1];
     const driver = DRIVERS.find((name) => missing === name || missing?.startsWith(`${name}/`));

@@ -1,3 +1,4 @@
+import { InvalidInputError } from "../errors.js";
 import type { SupportedDatabase } from "./detect.js";
 
 export interface OwnedConnection {
@@ -22,7 +23,7 @@ export const POSTGRES_OPTIONS = {
  * dependencies, so each is imported only when its scheme is used.
  */
 export async function connect(url: string): Promise<OwnedConnection> {
-  if (typeof url !== "string" || url.length === 0) throw new TypeError("a database URL is required");
+  if (typeof url !== "string" || url.length === 0) throw new InvalidInputError("a database URL is required");
   // A scheme is "name:" (two letters at least, so a Windows drive is a path).
   const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
 
@@ -40,12 +41,12 @@ export async function connect(url: string): Promise<OwnedConnection> {
     return { db: drizzle(pool), close: () => pool.end() };
   }
   if (scheme !== undefined && scheme !== "file") {
-    throw new TypeError(
+    throw new InvalidInputError(
       `unsupported database URL scheme "${scheme}://": use postgres://, postgresql://, mysql://, file:<path>, :memory: or a file path`,
     );
   }
   const path = scheme === "file" ? url.replace(/^file:(\/\/)?/i, "") : url;
-  if (path.length === 0) throw new TypeError("the SQLite URL names no file");
+  if (path.length === 0) throw new InvalidInputError("the SQLite URL names no file");
   const { default: Database } = await import("better-sqlite3");
   const { drizzle } = await import("drizzle-orm/better-sqlite3");
   const sqlite = new Database(path);

@@ -6,9 +6,10 @@ import {
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
+import { InvalidInputError } from "../errors.js";
 import type { Dialect, Row } from "./dialect.js";
 import { fromStoredJson, storedFilterEntries } from "./metadata.js";
-import { as, asBytes, InvalidInputError, parseJsonColumn, requireId } from "./values.js";
+import { as, asBytes, parseJsonColumn, requireId } from "./values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 

@@ -1,3 +1,4 @@
+import { InvalidInputError } from "../errors.js";
 /**
  * Metadata is stored in the database's JSON type so filters run in SQL. Two
  * transformations make that exact and portable, applied to stored metadata and to
@@ -40,14 +41,14 @@ export function toStoredJson(value: unknown, path = "metadata"): JsonValue | und
     case "boolean":
       return value;
     case "number":
-      if (!Number.isFinite(value)) throw new TypeError(`${path}: ${value} cannot be stored as JSON`);
+      if (!Number.isFinite(value)) throw new InvalidInputError(`${path}: ${value} cannot be stored as JSON`);
       return value;
     case "undefined":
     case "function":
     case "symbol":
       return undefined;
     case "bigint":
-      throw new TypeError(`${path}: bigint cannot be stored as JSON`);
+      throw new InvalidInputError(`${path}: bigint cannot be stored as JSON`);
   }
   if (Array.isArray(value)) return value.map((item, i) => toStoredJson(item, `${path}[${i}]`) ?? null);
   const withToJSON = value as { toJSON?: () => unknown };
@@ -74,7 +75,7 @@ export function fromStoredJson(value: unknown): unknown {
 
 export function serializeMetadata(metadata: unknown): string {
   if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) {
-    throw new TypeError("checkpoint metadata must be an object");
+    throw new InvalidInputError("checkpoint metadata must be an object");
   }
   return JSON.stringify(toStoredJson(metadata));
 }
@@ -88,12 +89,12 @@ export function parseMetadata(stored: unknown): Record<string, unknown> {
 /** Filter entries in stored form; keys whose value is `undefined` are ignored. */
 export function storedFilterEntries(filter: Record<string, unknown> | undefined): [string, JsonValue][] {
   if (!filter) return [];
-  if (typeof filter !== "object" || Array.isArray(filter)) throw new TypeError("list filter must be an object");
+  if (typeof filter !== "object" || Array.isArray(filter)) throw new InvalidInputError("list filter must be an object");
   const entries: [string, JsonValue][] = [];
   for (const [key, value] of Object.entries(filter)) {
     if (value === undefined) continue;
     const stored = toStoredJson(value, `filter.${key}`);
-    if (stored === undefined) throw new TypeError(`filter.${key}: ${typeof value} cannot be matched`);
+    if (stored === undefined) throw new InvalidInputError(`filter.${key}: ${typeof value} cannot be matched`);
     entries.push([escapeKey(key), stored]);
   }
   return entries;

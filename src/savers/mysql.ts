@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
 import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
+import { InvalidInputError } from "../errors.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { applying, pendingMigrations } from "./migrations.js";
 import { type CompiledQuery, type Statement, StatementCompiler } from "./statements.js";
-import { InvalidInputError } from "./values.js";
 
 /** The slice of drizzle's MySQL session used to run compiled text. */
 interface Session {

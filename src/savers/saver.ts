@@ -18,13 +18,14 @@ import {
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { type Column, type SQL, sql } from "drizzle-orm";
+import { InvalidInputError, MigrationError, type MigrationInfo, MissingParentError } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { connect } from "./connect.js";
 import { type CheckpointTables, detectDialect, type SupportedDatabase } from "./detect.js";
 import type { Dialect, MigrationOptions, Row, TableStats } from "./dialect.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { parseMetadata, serializeMetadata, storedFilterEntries } from "./metadata.js";
-import { journal, MigrationError, type MigrationInfo } from "./migrations.js";
+import { journal } from "./migrations.js";
 import { type Bound, LruCache, placeholderRows, rowValues, type Statement, type Values } from "./statements.js";
 import {
   as,
@@ -32,10 +33,8 @@ import {
   type CheckpointKey,
   configOf,
   configurableOf,
-  InvalidInputError,
   isRecord,
   keyOf,
-  MissingParentError,
   optionalNamespace,
   parseJsonColumn,
   requireId,
@@ -553,7 +552,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
         blobs.set(JSON.stringify([row.thread_id, row.checkpoint_ns, row.channel, row.version]), row);
       } else if (row.kind === "write") {
         const key = keyOf(rowKey(row));
-        writes.set(key, [...(writes.get(key) ?? []), row]);
+        const list = writes.get(key);
+        if (list) list.push(row);
+        else writes.set(key, [row]);
       }
     }
 

@@ -1,16 +1,8 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type Column, type SQL, sql } from "drizzle-orm";
+import { InvalidInputError } from "../errors.js";
 
 /** Input validation and small conversions shared by the saver's modules. */
-
-export class InvalidInputError extends TypeError {
-  override name = "InvalidInputError";
-}
-
-/** A put whose parent checkpoint, which its unchanged channels refer to, was deleted. */
-export class MissingParentError extends Error {
-  override name = "MissingParentError";
-}
 
 /** Longest id accepted for threads, checkpoints and tasks (every dialect indexes 255). */
 export const MAX_ID_LENGTH = 255;

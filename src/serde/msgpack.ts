@@ -15,6 +15,7 @@ import {
 } from "@langchain/core/messages";
 import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { Decoder, Encoder, ExtData, ExtensionCodec } from "@msgpack/msgpack";
+import { SerializationError } from "../errors.js";
 
 /**
  * Extension codes of our MessagePack format. Stored data depends on them: never
@@ -290,10 +291,6 @@ function reviveJson(value: unknown): unknown {
     return object;
   }
   return object;
-}
-
-export class SerializationError extends Error {
-  override name = "SerializationError";
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   uuid6,
 } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DrizzleSaver } from "../../src/index.js";
+import { type DrizzleSaver, InvalidInputError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { checkpointOf, openRaw, type RawDb, type RowCounts, report, sha256 } from "./helpers.js";
 
@@ -106,7 +106,8 @@ async function refused(
     problem = "accepted";
   } catch (error) {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    if (!options.anyError && !(error instanceof TypeError)) problem = `not a TypeError: ${message.slice(0, 200)}`;
+    if (!options.anyError && !(error instanceof InvalidInputError))
+      problem = `not an InvalidInputError: ${message.slice(0, 200)}`;
     else if (!pattern.test(message)) problem = `unclear error: ${message.slice(0, 200)}`;
   }
   const after = await raw.counts();

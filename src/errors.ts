@@ -1,0 +1,62 @@
+/**
+ * Every error the saver throws on purpose extends {@link CheckpointSaverError}, so an
+ * application can tell ours from a driver's or a database's with one `instanceof`.
+ */
+
+/** Common base class of the errors this package throws. */
+export class CheckpointSaverError extends Error {
+  override name = "CheckpointSaverError";
+}
+
+/** Bad input from the caller; nothing was written. */
+export class InvalidInputError extends CheckpointSaverError {
+  override name = "InvalidInputError";
+}
+
+/** A put whose parent checkpoint, which its unchanged channels refer to, was deleted. */
+export class MissingParentError extends CheckpointSaverError {
+  override name = "MissingParentError";
+}
+
+/** A value that cannot be serialized, or stored bytes that cannot be decoded. */
+export class SerializationError extends CheckpointSaverError {
+  override name = "SerializationError";
+}
+
+/** A drizzle database over a driver the saver does not support. */
+export class UnsupportedDriverError extends CheckpointSaverError {
+  override name = "UnsupportedDriverError";
+}
+
+/** The database's own message, below drizzle's "Failed query: <the whole SQL>" wrapper. */
+function databaseMessage(error: unknown): string {
+  let current = error;
+  while (
+    current instanceof Error &&
+    current.cause instanceof Error &&
+    /^Failed (query|to run the query)/.test(current.message)
+  ) {
+    current = current.cause;
+  }
+  return current instanceof Error ? current.message : String(current);
+}
+
+export interface MigrationInfo {
+  /** File name without ".sql", e.g. "0000_init". */
+  tag: string;
+  /** The journal timestamp that identifies the migration. */
+  createdAt: number;
+}
+
+/** A migration that failed; `createdAt` is its journal timestamp, `cause` the database's error. */
+export class MigrationError extends CheckpointSaverError {
+  override name = "MigrationError";
+  constructor(
+    readonly createdAt: number,
+    cause: unknown,
+    /** Filled in by the saver from the journal. */
+    readonly migration?: MigrationInfo,
+  ) {
+    super(`migration ${migration?.tag ?? createdAt} failed: ${databaseMessage(cause)}`, { cause });
+  }
+}
