@@ -1,3 +1,5 @@
+export type { TableStats } from "./dialects/dialect.js";
+export type { CheckpointTables, SupportedDatabase } from "./drivers/registry.js";
 export {
   CheckpointSaverError,
   InvalidInputError,
@@ -7,8 +9,6 @@ export {
   SerializationError,
   UnsupportedDriverError,
 } from "./errors.js";
-export type { CheckpointTables, SupportedDatabase } from "./savers/detect.js";
-export type { TableStats } from "./savers/dialect.js";
-export type { ExpireThreadsOptions, PruneStrategy } from "./savers/lifecycle.js";
-export { DrizzleSaver, type DrizzleSaverOptions, type ThreadSummary } from "./savers/saver.js";
+export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
+export { DrizzleSaver, type DrizzleSaverOptions, type ThreadSummary } from "./saver/saver.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";

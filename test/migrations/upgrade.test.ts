@@ -5,9 +5,9 @@ import { type CheckpointMetadata, uuid6 } from "@langchain/langgraph-checkpoint"
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
+import { resolve } from "../../src/drivers/registry.js";
 import { DrizzleSaver } from "../../src/index.js";
-import { pgDialect } from "../../src/savers/pg.js";
-import { checkpointTables } from "../../src/schema/pg.js";
+import { migrate } from "../../src/saver/migrate.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 
 /**
@@ -34,7 +34,7 @@ describe("PostgreSQL upgrade from 0000_init", () => {
     try {
       // The state 0000_init left, with data written by the saver of that time.
       const options = { migrationsFolder: folder, migrationsTable: "langgraph_checkpoint_migrations" };
-      expect(await pgDialect(drizzle(client), checkpointTables()).migrate(options)).toHaveLength(1);
+      expect(await migrate(resolve(drizzle(client), undefined).dialect, options)).toHaveLength(1);
       const saver = new DrizzleSaver(drizzle(client));
       let config = { configurable: { thread_id: "kept", checkpoint_ns: "" } };
       for (let step = 0; step < 20; step++) {

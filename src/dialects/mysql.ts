@@ -1,21 +1,12 @@
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
-import type { MySqlDatabase, MySqlQueryResultHKT, PreparedQueryHKTBase } from "drizzle-orm/mysql-core";
+import type { Executor, Runner } from "../drivers/executor.js";
 import { InvalidInputError } from "../errors.js";
+import { type CompiledQuery, isBound, type Statement } from "../saver/statements.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
-import { applying, pendingMigrations } from "./migrations.js";
-import { type CompiledQuery, type Statement, StatementCompiler } from "./statements.js";
-
-/** The slice of drizzle's MySQL session used to run compiled text. */
-interface Session {
-  prepareQuery(query: CompiledQuery, fields: undefined): { execute(): Promise<unknown> };
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
-export type AnyMySqlDatabase = MySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase, any>;
 
 const KINDS: Record<JsonKind, string> = {
   string: "'STRING'",
@@ -49,6 +40,11 @@ function jsonPathOps(document: SQL): JsonNodeOps<string> {
 /** Result columns of the saver's queries that hold bytes; all others hold text. */
 const PAYLOAD_COLUMNS = new Set(["checkpoint", "blob", "data", "ns_key"]);
 
+/** Values derived from a template's placeholders: "<name>#sha256" is the hash of "<name>". */
+export function deriveMySqlValue(name: string, values: Record<string, unknown>): unknown {
+  return sha256(values[name.slice(0, name.indexOf("#"))]);
+}
+
 function sha256(text: unknown): Buffer {
   return createHash("sha256").update(String(text), "utf8").digest();
 }
@@ -77,7 +73,7 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
   return sql`${insertValues(table, columns, rows)} on duplicate key update ${assignments}`;
 }
 
-export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables): Dialect {
+export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
   const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
   const columns = {
     checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.nsHash },
@@ -85,27 +81,12 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.nsHash },
   };
 
-  const internals = db as unknown as {
-    dialect: { sqlToQuery(statement: SQL): CompiledQuery };
-    session: Session;
-  };
-  const compiler = new StatementCompiler(
-    (statement) => internals.dialect.sqlToQuery(statement),
-    (name, values) => sha256(values[name.slice(0, name.indexOf("#"))]),
-  );
   const hashed: HashedColumns = new Map<Column, Column>([
     [checkpoints.checkpointNs, checkpoints.nsHash],
     [checkpointBlobs.checkpointNs, checkpointBlobs.nsHash],
     [checkpointWrites.checkpointNs, checkpointWrites.nsHash],
     [checkpointWrites.taskId, checkpointWrites.taskHash],
   ]);
-
-  /** Runs compiled text through drizzle's session: its logger and type casts apply. */
-  const runOn = (session: Session) => async (query: CompiledQuery) => {
-    const [result] = (await session.prepareQuery(query, undefined).execute()) as [Row[]];
-    return result;
-  };
-  const run = runOn(internals.session);
 
   // mysql2 sends bytes as hex text, so a statement is about twice its binary values:
   // say so clearly instead of letting the server drop the connection mid-write.
@@ -124,8 +105,8 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     }
   }
 
-  async function query(statement: Statement): Promise<Row[]> {
-    const rows = await run(compiler.compile(statement));
+  async function query(statement: Statement, runner: Runner = executor): Promise<Row[]> {
+    const rows = await runner.all(statement);
     // Ids are VARBINARY (see the schema) and come back as bytes, also where a UNION
     // merges them with text into a BLOB type: every result column but the payloads is text.
     for (const row of rows) {
@@ -136,67 +117,54 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     return rows;
   }
 
-  /**
-   * A transaction that keeps the statement's own error when the server dropped the
-   * connection (drizzle's failed ROLLBACK would hide it), run again when InnoDB chose
-   * it as a deadlock victim (rolled back whole).
-   */
-  function transaction(work: (run: (query: CompiledQuery) => Promise<Row[]>) => Promise<void>): Promise<void> {
+  /** A transaction run again when InnoDB chose it as a deadlock victim (rolled back whole). */
+  function transaction(work: (tx: Runner) => Promise<void>): Promise<void> {
     return retryOnDeadlock(
       (error) =>
         [error, (error as { cause?: unknown } | null)?.cause].some(
           (e) => (e as { errno?: unknown } | null)?.errno === 1213,
         ),
-      async () => {
-        let failure: unknown;
-        try {
-          await db.transaction((tx) => {
-            const runInTransaction = runOn((tx as unknown as { session: Session }).session);
-            return work(async (query) => {
-              try {
-                return await runInTransaction(query);
-              } catch (error) {
-                failure = error;
-                throw error;
-              }
-            });
-          });
-        } catch (error) {
-          throw failure ?? error;
-        }
-      },
+      () => executor.transaction(work),
     );
   }
+
+  /** The precondition's rows, share-locked; built once per template. */
+  const shareLocked = new WeakMap<SQL, SQL>();
+  const lockInShareMode = (rows: Statement): Statement => {
+    if (!isBound(rows)) return sql`${rows} lock in share mode`;
+    let template = shareLocked.get(rows.template);
+    if (!template) {
+      template = sql`${rows.template} lock in share mode`;
+      shareLocked.set(rows.template, template);
+    }
+    return { template, values: rows.values };
+  };
 
   return {
     name: "mysql",
     columns,
-    query,
+    executor,
+    query: (statement) => query(statement),
     async atomically(statements, precondition) {
-      const queries = statements.map((statement) => compiler.compile(statement));
-      await checkPacketSize(queries);
-      if (!precondition && queries.length === 1) {
-        await run(queries[0]);
+      await checkPacketSize(statements.map((statement) => executor.compile(statement)));
+      if (!precondition && statements.length === 1) {
+        await executor.run(statements[0]);
         return;
       }
-      await transaction(async (runInTransaction) => {
+      await transaction(async (tx) => {
         if (precondition) {
-          const rows = compiler.compile(precondition.rows);
-          const locked = await runInTransaction({ sql: `${rows.sql} lock in share mode`, params: rows.params });
+          const locked = await tx.all(lockInShareMode(precondition.rows));
           if (locked.length === 0) throw precondition.failure();
         }
-        for (const query of queries) await runInTransaction(query);
+        for (const statement of statements) await tx.run(statement);
       });
     },
     async atomicallyUntilSettled(statements) {
-      const queries = statements.map((statement) => compiler.compile(statement));
-      await transaction(async (runInTransaction) => {
+      await transaction(async (tx) => {
         let changed: number;
         do {
           changed = 0;
-          for (const query of queries) {
-            changed += Number(((await runInTransaction(query)) as { affectedRows?: number }).affectedRows ?? 0);
-          }
+          for (const statement of statements) changed += await tx.run(statement);
         } while (changed > 0);
       });
     },
@@ -232,54 +200,33 @@ export function mysqlDialect(db: AnyMySqlDatabase, tables: MySqlCheckpointTables
     async tableStats() {
       return Promise.all(
         [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {
-          const [[row]] = (await db.execute(
+          const [row] = await executor.all(
             sql`select (select count(*) from ${table}) as \`rows\`,
               (select coalesce(sum(data_length + index_length), 0) from information_schema.tables
                where table_schema = database() and table_name = ${getTableName(table)}) as bytes`,
-          )) as unknown as [[Row]];
+          );
           return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
         }),
       );
     },
-    async appliedMigrations({ migrationsTable }) {
-      const [found] = (await db.execute(
+    migrationsTable: async ({ migrationsTable }) => sql`${sql.identifier(migrationsTable)}`,
+    async migrationsTableExists({ migrationsTable }) {
+      const found = await executor.all(
         sql`select 1 from information_schema.tables where table_schema = database() and table_name = ${migrationsTable}`,
-      )) as unknown as [Row[]];
-      if (found.length === 0) return [];
-      const rows = await query(sql`select created_at from ${sql.identifier(migrationsTable)}`);
-      return rows.map((row) => Number(row.created_at));
+      );
+      return found.length > 0;
     },
-    async migrate({ migrationsFolder, migrationsTable }) {
-      const table = sql.identifier(migrationsTable);
+    createMigrationsTable: (table) =>
+      sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
+    // The transaction pins one connection, which GET_LOCK needs. MySQL DDL commits
+    // implicitly, which is why each migration is recorded right after its statements.
+    async lockMigrations(tx, { migrationsTable }) {
       const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
-      // A transaction pins one connection, which GET_LOCK needs; MySQL DDL commits
-      // implicitly, so each migration is recorded right after its statements.
-      const applied: number[] = [];
-      await db.transaction(async (tx) => {
-        const [[acquired]] = (await tx.execute(sql`select get_lock(${lock}, 300) as acquired`)) as unknown as [[Row]];
-        if (Number(acquired.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
-        try {
-          await tx.execute(
-            sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
-          );
-          const [recorded] = (await tx.execute(sql`select created_at from ${table}`)) as unknown as [Row[]];
-          for (const migration of pendingMigrations(
-            migrationsFolder,
-            recorded.map((row) => row.created_at),
-          )) {
-            await applying(migration, async () => {
-              for (const statement of migration.sql) if (statement.trim()) await tx.execute(sql.raw(statement));
-            });
-            await tx.execute(
-              sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
-            );
-            applied.push(migration.folderMillis);
-          }
-        } finally {
-          await tx.execute(sql`select release_lock(${lock})`);
-        }
-      });
-      return applied;
+      const [acquired] = await tx.all(sql`select get_lock(${lock}, 300) as acquired`);
+      if (Number(acquired?.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
+      return async () => {
+        await tx.all(sql`select release_lock(${lock})`);
+      };
     },
   };
 }

@@ -6,8 +6,8 @@ import {
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
+import type { Dialect, Row } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
-import type { Dialect, Row } from "./dialect.js";
 import { fromStoredJson, storedFilterEntries } from "./metadata.js";
 import { as, asBytes, parseJsonColumn, requireId } from "./values.js";
 

@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../errors.js";
-import type { SupportedDatabase } from "./detect.js";
+import type { SupportedDatabase } from "./registry.js";
 
 export interface OwnedConnection {
   db: SupportedDatabase;

@@ -94,3 +94,13 @@ export function rowValues(prefix: string, rows: unknown[][], into: Values = {}):
   });
   return into;
 }
+
+/** The statements of the saver's frequent calls, by shape, shared by its read and write paths. */
+export class Templates {
+  private readonly cache = new LruCache<SQL>(500);
+
+  /** A template from `build` with its values: cached when `key` names its shape, else built for this call. */
+  statement(key: string | undefined, build: () => SQL, values: Values): Bound {
+    return { template: key === undefined ? build() : this.cache.get(key, build), values };
+  }
+}

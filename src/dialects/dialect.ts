@@ -1,6 +1,9 @@
 import type { Column, SQL, Table } from "drizzle-orm";
-import type { JsonValue } from "./metadata.js";
-import type { Statement } from "./statements.js";
+import type { Executor, Row, Runner } from "../drivers/executor.js";
+import type { JsonValue } from "../saver/metadata.js";
+import type { Statement } from "../saver/statements.js";
+
+export type { Row };
 
 /** The columns the generic saver reads and writes, whatever the dialect calls them. */
 export interface CheckpointColumns {
@@ -50,8 +53,6 @@ export interface StorageColumns {
   writes: WriteColumns;
 }
 
-export type Row = Record<string, unknown>;
-
 export interface InsertSpec {
   table: Table;
   columns: Column[];
@@ -79,14 +80,17 @@ export interface MigrationOptions {
 }
 
 /**
- * Everything that differs between PostgreSQL, MySQL/MariaDB and SQLite. The
- * generic saver builds its SQL with drizzle's `sql` tag and asks a dialect only
- * for these pieces; it never branches on which dialect it has.
+ * The SQL of one database family: PostgreSQL, MySQL/MariaDB or SQLite. The generic
+ * saver builds its SQL with drizzle's `sql` tag and asks a dialect only for these
+ * pieces; it never branches on which dialect it has. How a statement reaches the
+ * database is the {@link Executor}'s business (one per driver).
  */
 export interface Dialect {
   /** For messages only. */
   readonly name: string;
   readonly columns: StorageColumns;
+  /** Runs the dialect's statements on the driver. */
+  readonly executor: Executor;
   /** Runs one statement and returns its rows. */
   query(statement: Statement): Promise<Row[]>;
   /**
@@ -132,13 +136,17 @@ export interface Dialect {
   readTimestamp(value: unknown): Date;
   /** Rows and bytes on disk (data plus indexes) of the three tables. */
   tableStats(): Promise<TableStats[]>;
-  /** Journal timestamps (`folderMillis`) of the migrations recorded as applied. */
-  appliedMigrations(options: MigrationOptions): Promise<number[]>;
+  /** The migrations table, qualified as the statements of this dialect need it. */
+  migrationsTable(options: MigrationOptions): Promise<SQL>;
+  /** Whether the migrations table exists yet. */
+  migrationsTableExists(options: MigrationOptions): Promise<boolean>;
+  /** DDL creating the migrations table if it does not exist. */
+  createMigrationsTable(table: SQL): SQL;
   /**
-   * Applies the shipped migrations under a lock that serialises concurrent callers;
-   * returns the journal timestamps of those it applied. A failure is a MigrationError.
+   * Inside the migration transaction: takes the lock that serialises concurrent
+   * migrators (and creates what the table needs first, a schema); returns its release.
    */
-  migrate(options: MigrationOptions): Promise<number[]>;
+  lockMigrations(tx: Runner, options: MigrationOptions): Promise<() => Promise<void>>;
 }
 
 export interface TableStats {

@@ -1,0 +1,205 @@
+import { getTableName, type SQL, sql } from "drizzle-orm";
+import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
+import type { Executor, Runner } from "../drivers/executor.js";
+import type { JsonValue } from "../saver/metadata.js";
+import { type Bound, isBound, LruCache, type Statement } from "../saver/statements.js";
+import type { PgCheckpointTables } from "../schema/pg.js";
+import { onConflictInsert, retryOnDeadlock, threadActivityBySkipScan } from "./common-sql.js";
+import type { Dialect, MigrationOptions } from "./dialect.js";
+
+/** Statements combined into one; more run in a transaction. */
+const CTE_STATEMENTS = 8;
+
+const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+
+function qualifiedName(table: PgTable): string {
+  const { schema, name } = getTableConfig(table);
+  return schema ? `${quote(schema)}.${quote(name)}` : quote(name);
+}
+
+async function currentSchema(runner: Runner): Promise<string> {
+  const [row] = await runner.all(sql`select current_schema() as schema`);
+  if (typeof row?.schema !== "string")
+    throw new Error("PostgreSQL has no current schema: set search_path or migrationsSchema");
+  return row.schema;
+}
+
+/** A stable 31-bit number naming the advisory lock of one migrations table. */
+export function lockNumber(name: string): number {
+  let hash = 0;
+  for (const char of name) hash = (Math.imul(hash, 31) + (char.codePointAt(0) ?? 0)) | 0;
+  return hash & 0x7fffffff;
+}
+
+/** The server's SQLSTATE, also under drizzle's DrizzleQueryError wrapper. */
+function errorCode(error: unknown): unknown {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: unknown };
+  return code ?? (cause === undefined ? undefined : errorCode(cause));
+}
+
+const isDeadlock = (error: unknown) => errorCode(error) === "40P01";
+
+/**
+ * Statements combined into one SQL text by `build`. When every part is a template,
+ * so is the result, made once per combination.
+ */
+function combiner(): (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement {
+  const ids = new WeakMap<SQL, number>();
+  const combined = new LruCache<SQL>(200);
+  let nextId = 0;
+  const idOf = (template: SQL) => {
+    let id = ids.get(template);
+    if (id === undefined) {
+      id = nextId++;
+      ids.set(template, id);
+    }
+    return id;
+  };
+  return (kind, parts, build) => {
+    const sqls = parts.map((part) => (isBound(part) ? part.template : part));
+    const values = Object.assign({}, ...parts.map((part) => (isBound(part) ? part.values : {})));
+    if (!parts.every(isBound)) return { template: build(sqls), values };
+    const key = `${kind}:${parts.map((part) => idOf((part as Bound).template)).join(",")}`;
+    return { template: combined.get(key, () => build(sqls)), values };
+  };
+}
+
+export function pgDialect(executor: Executor, tables: PgCheckpointTables): Dialect {
+  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const columns = {
+    checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.checkpointNs },
+    blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.checkpointNs },
+    writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.checkpointNs },
+  };
+
+  const combine = combiner();
+  const schemaOf = async (options: MigrationOptions, runner: Runner = executor) =>
+    options.migrationsSchema ?? (await currentSchema(runner));
+
+  return {
+    name: "postgres",
+    columns,
+    executor,
+    query: (statement) => executor.all(statement),
+    atomically: (statements, precondition) =>
+      retryOnDeadlock(isDeadlock, async () => {
+        // A single statement is atomic on its own. Several independent data-modifying
+        // statements become CTEs of one statement: one round trip, one snapshot.
+        if (!precondition && statements.length === 1) {
+          await executor.run(statements[0]);
+          return;
+        }
+        // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
+        if (statements.length > CTE_STATEMENTS) {
+          await executor.transaction(async (tx) => {
+            if (precondition) {
+              const locked = await tx.all(combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`));
+              if (locked.length === 0) throw precondition.failure();
+            }
+            for (const statement of statements) await tx.run(statement);
+          });
+          return;
+        }
+        const ctes = (writes: SQL[]) => writes.map((write, i) => sql`${sql.raw(`s${i}`)} as (${write})`);
+        if (!precondition) {
+          await executor.run(
+            combine(
+              "ctes",
+              statements,
+              (writes) => sql`with ${sql.join(ctes(writes.slice(0, -1)), sql`, `)} ${writes.at(-1)}`,
+            ),
+          );
+          return;
+        }
+        // The locked rows decide the whole statement: without them, a division by zero
+        // (evaluated at run time, after the lock) aborts every write in it.
+        const guarded = combine(
+          "guarded",
+          [precondition.rows, ...statements],
+          ([rows, ...writes]) =>
+            sql`with guard as (${rows} for share), ${sql.join(ctes(writes), sql`, `)} select 1 / (select count(*) from guard) as found`,
+        );
+        try {
+          await executor.run(guarded);
+        } catch (error) {
+          if (errorCode(error) === "22012") throw precondition.failure();
+          throw error;
+        }
+      }),
+    atomicallyUntilSettled: (statements) =>
+      retryOnDeadlock(isDeadlock, () =>
+        executor.transaction(async (tx) => {
+          let changed: number;
+          do {
+            changed = 0;
+            for (const statement of statements) changed += await tx.run(statement);
+          } while (changed > 0);
+        }),
+      ),
+    insert: onConflictInsert,
+    nsKey: (namespace) => namespace,
+    jsonParam: (json) => sql`${json}::jsonb`,
+    metadataMatches(entries) {
+      // Containment lets the GIN index find candidates; per-key jsonb equality then
+      // makes the match exact (containment alone matches sub-arrays and sub-objects).
+      const containment = JSON.stringify(Object.fromEntries(entries));
+      const exact = entries.map(
+        ([key, value]: [string, JsonValue]) =>
+          sql`${checkpoints.metadata} -> ${key}::text = ${JSON.stringify(value)}::jsonb`,
+      );
+      return sql`(${checkpoints.metadata} @> ${containment}::jsonb and ${sql.join(exact, sql` and `)})`;
+    },
+    jsonField: (document, key) => sql`${document} ->> ${key}::text`,
+    // A lateral lookup per checkpoint: joined as a set, PostgreSQL assumes 100 entries
+    // per JSON object and prefers scanning every blob partition.
+    pageBlobs: (b) =>
+      sql`page cross join lateral (
+        select ${b.threadId} as thread_id, ${b.checkpointNs} as checkpoint_ns, ${b.channel} as channel,
+               ${b.version} as version, ${b.type} as type, ${b.blob} as blob
+        from ${b.table}
+        where ${b.threadId} = page.thread_id and ${b.nsKey} = page.ns_key
+          and (${b.channel}, ${b.version}) in (select v.key, v.value from jsonb_each_text(page.channel_versions) as v)
+      ) as page_blobs`,
+    threadActivity: (cursor, idleBefore, limit) =>
+      threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
+    epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
+    readTimestamp(value) {
+      if (value instanceof Date) return value;
+      // drizzle's postgres.js driver returns timestamptz as text: "2024-01-02 03:04:05.678+00".
+      return new Date(
+        String(value)
+          .replace(" ", "T")
+          .replace(/([+-]\d\d)$/, "$1:00"),
+      );
+    },
+    async tableStats() {
+      return Promise.all(
+        [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {
+          const name = qualifiedName(table);
+          // Partitioned tables keep their rows and indexes in the partitions.
+          const [row] = await executor.all(sql`select (select count(*) from ${table}) as rows,
+              (select coalesce(sum(pg_total_relation_size(relid)), 0) from pg_partition_tree(${name}::regclass)) as bytes`);
+          return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
+        }),
+      );
+    },
+    // By default beside our tables, which the migrations create in the current schema.
+    migrationsTable: async (options) =>
+      sql`${sql.identifier(await schemaOf(options))}.${sql.identifier(options.migrationsTable)}`,
+    async migrationsTableExists(options) {
+      const name = `${quote(await schemaOf(options))}.${quote(options.migrationsTable)}`;
+      const [exists] = await executor.all(sql`select to_regclass(${name}) is not null as found`);
+      return Boolean(exists.found);
+    },
+    createMigrationsTable: (table) =>
+      sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
+    async lockMigrations(tx: Runner, options) {
+      const schema = await schemaOf(options, tx);
+      // Serialises concurrent setup() calls across processes until the transaction ends.
+      await tx.all(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${options.migrationsTable}`)})`);
+      const schemaExists = (await tx.all(sql`select 1 from pg_namespace where nspname = ${schema}`)).length;
+      if (!schemaExists) await tx.script(sql`create schema ${sql.identifier(schema)}`);
+      return async () => {};
+    },
+  };
+}

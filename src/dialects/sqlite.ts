@@ -1,0 +1,119 @@
+import { getTableName, type SQL, sql } from "drizzle-orm";
+import type { Executor } from "../drivers/executor.js";
+import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
+import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
+import type { Dialect } from "./dialect.js";
+import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+
+const KINDS: Record<JsonKind, string> = {
+  string: "'text'",
+  number: "'integer', 'real'",
+  boolean: "'true', 'false'",
+  null: "'null'",
+  object: "'object'",
+  array: "'array'",
+};
+
+/**
+ * A node is the value and type of a json_each row (or the metadata column itself).
+ * Members are found by key with bound parameters, never through a JSON path, so
+ * any key works: SQLite paths cannot quote a key that contains a double quote.
+ */
+interface JsonNode {
+  value: SQL;
+  type?: SQL;
+}
+
+function jsonEachOps(): JsonNodeOps<JsonNode> {
+  let aliases = 0; // unique within one query
+  return {
+    member(parent, key, test) {
+      const alias = `j${++aliases}`;
+      const child = { value: sql.raw(`${alias}.value`), type: sql.raw(`${alias}.type`) };
+      return sql`exists (select 1 from json_each(${parent.value}) as ${sql.raw(alias)} where ${sql.raw(alias)}.key = ${key} and ${test(child)})`;
+    },
+    is: (node, kind) => sql`${node.type} in (${sql.raw(KINDS[kind])})`,
+    stringEquals: (node, value) => sql`${node.value} = ${value}`,
+    // As doubles on both sides, like JavaScript: json_each reads 2**55 back as an exact integer.
+    numberEquals: (node, value) => sql`cast(${node.value} as real) = cast(${value} as real)`,
+    booleanEquals: (node, value) => sql`${node.type} = ${value ? "true" : "false"}`,
+    size: (node) => sql`(select count(*) from json_each(${node.value}))`,
+  };
+}
+
+export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables): Dialect {
+  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const columns = {
+    checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.checkpointNs },
+    blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.checkpointNs },
+    writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.checkpointNs },
+  };
+
+  return {
+    name: "sqlite",
+    columns,
+    executor,
+    query: (statement) => executor.all(statement),
+    atomically: (writes, precondition) =>
+      // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
+      // which already keeps deletes out until commit.
+      executor.transaction(async (tx) => {
+        if (precondition && (await tx.all(precondition.rows)).length === 0) throw precondition.failure();
+        for (const write of writes) await tx.run(write);
+      }),
+    atomicallyUntilSettled: (writes) =>
+      executor.transaction(async (tx) => {
+        let changed: number;
+        do {
+          changed = 0;
+          for (const write of writes) changed += await tx.run(write);
+        } while (changed > 0);
+      }),
+    insert: onConflictInsert,
+    nsKey: (namespace) => namespace,
+    jsonParam: (json) => sql`${json}`,
+    metadataMatches(entries) {
+      const ops = jsonEachOps();
+      const root = { value: sql`${checkpoints.metadata}` };
+      const parts: SQL[] = [];
+      for (const [key, value] of entries) {
+        // The generated, indexed columns narrow the scan; the json_each test is exact.
+        if (key === "source" && typeof value === "string") parts.push(sql`${checkpoints.metaSource} = ${value}`);
+        if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
+        if (key === "run_id" && typeof value === "string") {
+          parts.push(sql`${checkpoints.metaRunId} = ${value}`);
+        }
+        parts.push(ops.member(root, key, (child) => jsonEquals(ops, child, value)));
+      }
+      return sql`(${sql.join(parts, sql` and `)})`;
+    },
+    // cast: json_each returns numbers as numbers, which never equal a text column.
+    jsonField: (document, key) => sql`(select cast(value as text) from json_each(${document}) where key = ${key})`,
+    threadActivity: (cursor, idleBefore, limit) =>
+      threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
+    epochMillis: (ms) => sql`${ms}`,
+    readTimestamp: (value) => new Date(Number(value)),
+    async tableStats() {
+      const stats = [];
+      for (const table of [checkpoints, checkpointBlobs, checkpointWrites]) {
+        const name = getTableName(table);
+        const [row] = await executor.all(sql`select (select count(*) from ${table}) as rows,
+          (select coalesce(sum(pgsize), 0) from dbstat where name = ${name}
+             or name in (select name from sqlite_master where type = 'index' and tbl_name = ${name})) as bytes`);
+        stats.push({ table: name, rows: Number(row.rows), bytes: Number(row.bytes) });
+      }
+      return stats;
+    },
+    migrationsTable: async ({ migrationsTable }) => sql`${sql.identifier(migrationsTable)}`,
+    async migrationsTableExists({ migrationsTable }) {
+      const found = await executor.all(
+        sql`select 1 from sqlite_master where type = 'table' and name = ${migrationsTable}`,
+      );
+      return found.length > 0;
+    },
+    createMigrationsTable: (table) =>
+      sql`create table if not exists ${table} (id integer primary key autoincrement, hash text not null, created_at numeric)`,
+    // The executor's transaction holds the database's write lock already.
+    lockMigrations: async () => async () => {},
+  };
+}

@@ -1,0 +1,47 @@
+import { LruCache } from "../saver/statements.js";
+import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
+import type { Executor, ExecutorOptions, Row } from "./executor.js";
+import { serialSqliteExecutor } from "./sqlite-connection.js";
+import { sqliteSessionExecutor } from "./sqlite-session.js";
+
+/** The slice of a better-sqlite3 database the cached path uses. */
+interface BetterSqliteDatabase {
+  prepare(source: string): {
+    all(...params: unknown[]): unknown[];
+    run(...params: unknown[]): { changes: number };
+  };
+}
+
+/**
+ * better-sqlite3. drizzle compiles every statement afresh (`prepare` per call); the
+ * saver sends the same few shapes again and again, so they stay compiled here (200
+ * per connection). The driver is synchronous: a statement runs when it is called.
+ */
+export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
+  const client = clientOf(db) as Partial<BetterSqliteDatabase> | undefined;
+  if (typeof client?.prepare !== "function") return sqliteSessionExecutor(db, "better-sqlite3", options);
+  const database = client as BetterSqliteDatabase;
+  const compiler = compilerFor(db, options);
+  const logger = loggerOf(db);
+  const prepared = new LruCache<ReturnType<BetterSqliteDatabase["prepare"]>>(200);
+  const compiled = (statement: Parameters<Executor["compile"]>[0]) => {
+    const query = compiler.compile(statement);
+    logger?.logQuery(query.sql, query.params);
+    return { statement: prepared.get(query.sql, () => database.prepare(query.sql)), params: query.params };
+  };
+  return serialSqliteExecutor(
+    "better-sqlite3",
+    "sync",
+    {
+      all(input) {
+        const { statement, params } = compiled(input);
+        return statement.all(...params) as Row[];
+      },
+      run(input) {
+        const { statement, params } = compiled(input);
+        return statement.run(...params).changes;
+      },
+    },
+    (statement) => compiler.compile(statement),
+  );
+}

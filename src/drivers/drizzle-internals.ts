@@ -1,0 +1,51 @@
+/**
+ * The private parts of drizzle's database objects that executors use, in one place.
+ * They are not drizzle's public API: test/drivers/internals.test.ts fails loudly when
+ * a drizzle release changes them.
+ */
+import { entityKind, type SQL } from "drizzle-orm";
+import type { CompiledQuery } from "../saver/statements.js";
+import { StatementCompiler } from "../saver/statements.js";
+import type { ExecutorOptions } from "./executor.js";
+
+interface Internals {
+  dialect?: { sqlToQuery?(statement: SQL): CompiledQuery };
+  session?: { constructor: unknown; logger?: QueryLogger };
+  $client?: unknown;
+}
+
+export interface QueryLogger {
+  logQuery(query: string, params: unknown[]): void;
+}
+
+const internalsOf = (db: unknown) => (db ?? {}) as Internals;
+
+/** The drizzle class name of the database's session ("PostgresJsSession", ...): it names the driver. */
+export function sessionKind(db: unknown): string | undefined {
+  const session = internalsOf(db).session;
+  const kind = (session?.constructor as { [entityKind]?: unknown } | undefined)?.[entityKind];
+  return typeof kind === "string" ? kind : undefined;
+}
+
+/** The driver's own client (`db.$client`), which drizzle keeps on every database. */
+export function clientOf(db: unknown): unknown {
+  return internalsOf(db).$client;
+}
+
+/** drizzle's logger of the database, so statements we run ourselves are logged too. */
+export function loggerOf(db: unknown): QueryLogger | undefined {
+  return internalsOf(db).session?.logger;
+}
+
+/** Compiles statements to text with the database's own drizzle dialect. */
+export function compilerFor(db: unknown, options: ExecutorOptions = {}): StatementCompiler {
+  const dialect = internalsOf(db).dialect;
+  const toQuery = dialect?.sqlToQuery?.bind(dialect);
+  if (!toQuery) throw new Error("this drizzle-orm version has no dialect.sqlToQuery: it is not supported");
+  return new StatementCompiler(toQuery, options.derive);
+}
+
+/** The session of a drizzle database or transaction, typed as the caller needs it. */
+export function sessionOf<Session>(db: unknown): Session {
+  return internalsOf(db).session as Session;
+}

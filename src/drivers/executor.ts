@@ -1,0 +1,45 @@
+import type { SQL } from "drizzle-orm";
+import type { CompiledQuery, Statement } from "../saver/statements.js";
+
+export type Row = Record<string, unknown>;
+
+/** Runs statements on one connection, or inside one transaction. */
+export interface Runner {
+  /** Runs a statement and returns its rows. */
+  all(statement: Statement): Promise<Row[]>;
+  /** Runs a statement and returns the number of rows it changed. */
+  run(statement: Statement): Promise<number>;
+  /** Runs a one-off statement (a migration's DDL), never kept as a prepared statement. */
+  script(statement: SQL): Promise<void>;
+}
+
+/**
+ * How a transaction runs on this driver: "sync" (the driver blocks, nothing can
+ * interleave), "async" (interactive, awaited statement by statement) or "batch"
+ * (statements sent together, no reads between them).
+ */
+export type TransactionStyle = "sync" | "async" | "batch";
+
+/**
+ * How statements run on one driver: compiled (drizzle's dialect or a cache of our
+ * own), prepared or not, and how a transaction runs. A dialect builds the SQL; an
+ * executor only runs it.
+ */
+export interface Executor extends Runner {
+  /** The driver's package name, for messages. */
+  readonly driver: string;
+  readonly transactions: TransactionStyle;
+  /** Text and parameters of a statement, as they go to the driver. */
+  compile(statement: Statement): CompiledQuery;
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it
+   * throws (the work's own error is rethrown, never a failed rollback's).
+   */
+  transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
+}
+
+/** What the registry gives an executor besides the drizzle database. */
+export interface ExecutorOptions {
+  /** Values a dialect derives from a template's placeholder name (MySQL's key hashes). */
+  derive?: (name: string, values: Record<string, unknown>) => unknown;
+}

@@ -1,0 +1,72 @@
+import type { SQL } from "drizzle-orm";
+import type { CompiledQuery, Statement } from "../saver/statements.js";
+import { compilerFor, sessionOf } from "./drizzle-internals.js";
+import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
+
+/** The slice of drizzle's MySQL session used to run compiled text. */
+interface MySqlSession {
+  prepareQuery(query: CompiledQuery, fields: undefined): { execute(): Promise<unknown> };
+}
+
+interface MySqlDrizzle {
+  execute(statement: SQL): Promise<unknown>;
+  transaction<T>(work: (tx: MySqlDrizzle) => Promise<T>): Promise<T>;
+}
+
+/**
+ * mysql2, pool or single connection. Statements run through drizzle's session (its
+ * logger and type casts apply); a transaction pins one connection.
+ */
+export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Executor {
+  const compiler = compilerFor(db, options);
+  const on = (target: MySqlDrizzle, onFailure?: (error: unknown) => void): Runner => {
+    const execute = async (statement: Statement) => {
+      try {
+        const [result] = (await sessionOf<MySqlSession>(target)
+          .prepareQuery(compiler.compile(statement), undefined)
+          .execute()) as [unknown];
+        return result;
+      } catch (error) {
+        onFailure?.(error);
+        throw error;
+      }
+    };
+    return {
+      all: async (statement) => (await execute(statement)) as Row[],
+      run: async (statement) => Number(((await execute(statement)) as { affectedRows?: number }).affectedRows ?? 0),
+      script: async (statement) => {
+        try {
+          await target.execute(statement);
+        } catch (error) {
+          onFailure?.(error);
+          throw error;
+        }
+      },
+    };
+  };
+  const database = db as MySqlDrizzle;
+  return {
+    driver: "mysql2",
+    transactions: "async",
+    compile: (statement) => compiler.compile(statement),
+    ...on(database),
+    /**
+     * Keeps the statement's own error when the server dropped the connection:
+     * drizzle's failed ROLLBACK would hide it.
+     */
+    async transaction(work) {
+      let failure: unknown;
+      try {
+        return await database.transaction((tx) =>
+          work(
+            on(tx, (error) => {
+              failure = error;
+            }),
+          ),
+        );
+      } catch (error) {
+        throw failure ?? error;
+      }
+    },
+  };
+}

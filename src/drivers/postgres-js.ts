@@ -1,0 +1,50 @@
+import type { Statement } from "../saver/statements.js";
+import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
+import type { Executor, ExecutorOptions, Runner } from "./executor.js";
+import { changedRows, pgSessionExecutor, rowsOf } from "./pg-session.js";
+
+/** The slice of a postgres.js client the prepared path uses. */
+interface PostgresJsClient {
+  unsafe(query: string, params?: unknown[], options?: { prepare: boolean }): Promise<unknown>;
+  begin<T>(work: (tx: PostgresJsClient) => Promise<T>): Promise<T>;
+}
+
+/**
+ * postgres.js. drizzle's `execute` sends each statement unprepared, which costs
+ * postgres.js a describe round trip and the server a fresh parse and plan per call;
+ * here they go as named prepared statements instead, kept per connection (a client
+ * created with `prepare: false`, as for PgBouncer, still wins). drizzle's logger
+ * sees them all. Without `unsafe`/`begin` on the client, drizzle's session is used.
+ */
+export function postgresJsExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
+  const client = clientOf(db) as Partial<PostgresJsClient> | undefined;
+  if (typeof client?.unsafe !== "function" || typeof client.begin !== "function") {
+    return pgSessionExecutor(db, "postgres", options);
+  }
+  const compiler = compilerFor(db, options);
+  const logger = loggerOf(db);
+  const on = (target: PostgresJsClient): Runner => {
+    const execute = (statement: Statement) => {
+      const query = compiler.compile(statement);
+      logger?.logQuery(query.sql, query.params);
+      return target.unsafe(query.sql, query.params, { prepare: true });
+    };
+    return {
+      all: async (statement) => rowsOf(await execute(statement)),
+      run: async (statement) => changedRows(await execute(statement)),
+      script: async (statement) => {
+        const query = compiler.compile(statement);
+        logger?.logQuery(query.sql, query.params);
+        await target.unsafe(query.sql, query.params);
+      },
+    };
+  };
+  const postgresJs = client as PostgresJsClient;
+  return {
+    driver: "postgres",
+    transactions: "async",
+    compile: (statement) => compiler.compile(statement),
+    ...on(postgresJs),
+    transaction: (work) => postgresJs.begin((tx) => work(on(tx))),
+  };
+}

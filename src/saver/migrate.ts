@@ -1,0 +1,132 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import type { MigrationMeta } from "drizzle-orm/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
+import { InvalidInputError, MigrationError, type MigrationInfo } from "../errors.js";
+
+export type { MigrationMeta };
+
+/**
+ * The journal entries of a migrations folder that are not yet recorded. An entry is
+ * identified by its journal timestamp (`folderMillis`), not by being newer than the
+ * newest recorded row, so two histories sharing a table never hide each other.
+ */
+export function pendingMigrations(folder: string, appliedMillis: Iterable<unknown>): MigrationMeta[] {
+  const applied = new Set([...appliedMillis].map((value) => Number(value)));
+  return readMigrationFiles({ migrationsFolder: folder }).filter((m) => !applied.has(m.folderMillis));
+}
+
+/** Runs one migration's statements, turning a failure into a {@link MigrationError}. */
+export async function applying(migration: MigrationMeta, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    throw new MigrationError(migration.folderMillis, error);
+  }
+}
+
+/** Journal timestamps (`folderMillis`) of the migrations recorded as applied. */
+export async function appliedMigrations(dialect: Dialect, options: MigrationOptions): Promise<number[]> {
+  if (!(await dialect.migrationsTableExists(options))) return [];
+  const table = await dialect.migrationsTable(options);
+  const rows = await dialect.executor.all(sql`select created_at from ${table}`);
+  return rows.map((row) => Number(row.created_at));
+}
+
+/**
+ * Applies the shipped migrations in one transaction, under the dialect's lock that
+ * serialises concurrent callers; returns the journal timestamps of those it applied.
+ * Each is recorded right after its statements (MySQL commits DDL implicitly). A
+ * failure is a MigrationError.
+ */
+export async function migrate(dialect: Dialect, options: MigrationOptions): Promise<number[]> {
+  const table = await dialect.migrationsTable(options);
+  const applied: number[] = [];
+  await dialect.executor.transaction(async (tx) => {
+    const unlock = await dialect.lockMigrations(tx, options);
+    try {
+      await tx.script(dialect.createMigrationsTable(table));
+      const recorded = await tx.all(sql`select created_at from ${table}`);
+      for (const migration of pendingMigrations(
+        options.migrationsFolder,
+        recorded.map((row) => row.created_at),
+      )) {
+        await applying(migration, async () => {
+          for (const statement of migration.sql) if (statement.trim()) await tx.script(sql.raw(statement));
+        });
+        await tx.run(
+          sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
+        );
+        applied.push(migration.folderMillis);
+      }
+    } finally {
+      await unlock();
+    }
+  });
+  return applied;
+}
+
+/** The migrations of a folder, from drizzle-kit's journal, oldest first. */
+export function journal(folder: string): MigrationInfo[] {
+  const { entries } = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string; when: number }[];
+  };
+  return entries.map((entry) => ({ tag: entry.tag, createdAt: entry.when }));
+}
+
+/** Our own migrations table, so we never share drizzle's default one with the application. */
+const DEFAULT_MIGRATIONS_TABLE = "langgraph_checkpoint_migrations";
+
+export interface MigrationSettings {
+  /** The dialect's folder of shipped migrations. */
+  folder: string;
+  /** The application migrates its own tables: `apply` does nothing. */
+  ownTables: boolean;
+  table?: string;
+  schema?: string;
+}
+
+/** The saver's `setup` and `migrationStatus`. */
+export class Migrations {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly settings: MigrationSettings,
+  ) {}
+
+  async apply(): Promise<MigrationInfo[]> {
+    if (this.settings.ownTables) return [];
+    const migrations = journal(this.settings.folder);
+    const named = (createdAt: number) =>
+      migrations.find((m) => m.createdAt === createdAt) ?? { tag: String(createdAt), createdAt };
+    try {
+      const applied = await migrate(this.dialect, this.options());
+      return applied.map(named);
+    } catch (error) {
+      if (error instanceof MigrationError) {
+        throw new MigrationError(error.createdAt, error.cause, named(error.createdAt));
+      }
+      throw error;
+    }
+  }
+
+  async status(): Promise<{ applied: MigrationInfo[]; pending: MigrationInfo[] }> {
+    const applied = new Set(await appliedMigrations(this.dialect, this.options()));
+    const all = journal(this.settings.folder);
+    return {
+      applied: all.filter((m) => applied.has(m.createdAt)),
+      pending: all.filter((m) => !applied.has(m.createdAt)),
+    };
+  }
+
+  private options(): MigrationOptions {
+    const table = this.settings.table ?? DEFAULT_MIGRATIONS_TABLE;
+    // drizzle's migrator applies only entries newer than its newest row: sharing its
+    // table would make one history hide the other's migrations.
+    if (table === "__drizzle_migrations") {
+      throw new InvalidInputError('migrationsTable must not be drizzle\'s own "__drizzle_migrations"');
+    }
+    return { migrationsFolder: this.settings.folder, migrationsTable: table, migrationsSchema: this.settings.schema };
+  }
+}

@@ -1,0 +1,229 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  compareWritesSortKeys,
+  maxChannelVersion,
+  type SerializerProtocol,
+  TASKS,
+  writesSortKey,
+} from "@langchain/langgraph-checkpoint";
+import { type SQL, sql } from "drizzle-orm";
+import type { Dialect, Row } from "../dialects/dialect.js";
+import { InvalidInputError } from "../errors.js";
+import { parseMetadata, storedFilterEntries } from "./metadata.js";
+import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
+import type { Templates, Values } from "./statements.js";
+import { as, asBytes, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
+import { nextChannelVersion } from "./versions.js";
+
+/** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
+interface PageCondition {
+  /** Built only when the page's statement is not cached yet. */
+  where: () => SQL;
+  values: Values;
+  key?: string;
+}
+
+/** Page size when `list` streams a long history. */
+const LIST_PAGE_SIZE = 100;
+
+/** The read path: `getTuple` and `list`, a page of checkpoints at a time. */
+export class CheckpointReader {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly serde: SerializerProtocol,
+    private readonly templates: Templates,
+  ) {}
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
+    // The LangGraph contract: reading without a thread finds nothing (it is not an error).
+    if (configurable.thread_id === undefined) return undefined;
+    const threadId = requireId(configurable.thread_id, "thread_id");
+    const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
+    const checkpointId = configurable.checkpoint_id;
+    const c = this.dialect.columns.checkpoints;
+    const values: Values = { "page.thread": threadId, "page.ns": this.dialect.nsKey(ns) };
+    if (checkpointId !== undefined) values["page.id"] = requireId(checkpointId, "checkpoint_id");
+    const key = checkpointId === undefined ? "getTuple.latest" : "getTuple.id";
+    const where = () => {
+      const conditions = [
+        sql`${c.threadId} = ${sql.placeholder("page.thread")}`,
+        sql`${c.nsKey} = ${sql.placeholder("page.ns")}`,
+      ];
+      if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${sql.placeholder("page.id")}`);
+      return sql.join(conditions, sql` and `);
+    };
+    const { tuples } = await this.loadPage({ where, values, key }, 1);
+    return tuples[0];
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
+    const c = this.dialect.columns.checkpoints;
+    // Values go to placeholders, so a list without a filter reuses its statement.
+    const conditions: SQL[] = [];
+    const values: Values = {};
+    const condition = (name: string, value: unknown, build: (placeholder: SQL) => SQL) => {
+      values[name] = value;
+      conditions.push(build(sql`${sql.placeholder(name)}`));
+    };
+    if (configurable.thread_id !== undefined) {
+      condition("page.thread", requireId(configurable.thread_id, "thread_id"), (p) => sql`${c.threadId} = ${p}`);
+    }
+    const ns = optionalNamespace(configurable.checkpoint_ns);
+    if (ns !== undefined) condition("page.ns", this.dialect.nsKey(ns), (p) => sql`${c.nsKey} = ${p}`);
+    if (configurable.checkpoint_id !== undefined) {
+      const id = requireId(configurable.checkpoint_id, "checkpoint_id");
+      condition("page.id", id, (p) => sql`${c.checkpointId} = ${p}`);
+    }
+    const before = options.before?.configurable?.checkpoint_id;
+    if (before !== undefined) {
+      condition("page.before", requireId(before, "before.checkpoint_id"), (p) => sql`${c.checkpointId} < ${p}`);
+    }
+    const entries = storedFilterEntries(options.filter);
+    if (entries.length > 0) conditions.push(this.dialect.metadataMatches(entries));
+    const shape = entries.length > 0 ? undefined : `list.${Object.keys(values).join(",")}`;
+
+    const { limit } = options;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+      throw new InvalidInputError(`limit must be a non-negative integer, got ${limit}`);
+    }
+    let remaining = limit ?? Number.POSITIVE_INFINITY;
+    let cursor: CheckpointKey | undefined;
+    while (remaining > 0) {
+      const page = [...conditions];
+      // Keyset pagination in the same order as the query: checkpoint_id, thread, namespace, all descending.
+      if (cursor) {
+        values["cursor.id"] = cursor.checkpointId;
+        values["cursor.thread"] = cursor.threadId;
+        values["cursor.ns"] = cursor.ns;
+        const [id, thread, cursorNs] = ["cursor.id", "cursor.thread", "cursor.ns"].map(sql.placeholder);
+        page.push(
+          sql`(${c.checkpointId} < ${id} or (${c.checkpointId} = ${id} and (${c.threadId} < ${thread} or (${c.threadId} = ${thread} and ${c.checkpointNs} < ${cursorNs}))))`,
+        );
+      }
+      const size = Math.min(remaining, LIST_PAGE_SIZE);
+      const where = () => (page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`);
+      const key = shape && `${shape}${cursor ? ".cursor" : ""}`;
+      const { tuples, last } = await this.loadPage({ where, values, key }, size);
+      for (const tuple of tuples) yield tuple;
+      if (tuples.length < size) return;
+      remaining -= tuples.length;
+      cursor = last;
+    }
+  }
+
+  /**
+   * One page of checkpoints with everything a tuple needs: the checkpoint rows, the
+   * blobs their channel_versions name (each blob once, however many checkpoints of
+   * the page share it) and their pending writes.
+   */
+  private async loadPage(
+    { where, values, key }: PageCondition,
+    limit: number,
+  ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
+    const c = this.dialect.columns.checkpoints;
+    const page = (): SQL => sql`
+      select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
+             ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
+             ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
+             ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
+             row_number() over (order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc) as position
+      from ${c.table} where ${where()}
+      order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
+      limit ${sql.raw(String(limit))}`;
+    const pageKey = key && `${key}.${limit}`;
+    const rows = this.dialect.pageBlobs
+      ? await queryPageAtOnce(this.dialect, this.templates, page, values, pageKey)
+      : await queryPageByKeys(this.dialect, this.templates, this.templates.statement(pageKey, page, values));
+
+    const checkpointRows = rows
+      .filter((row) => row.kind === "checkpoint")
+      .sort((x, y) => Number(x.position) - Number(y.position));
+    const blobs = new Map<string, Row>();
+    const writes = new Map<string, Row[]>();
+    for (const row of rows) {
+      if (row.kind === "blob") {
+        blobs.set(JSON.stringify([row.thread_id, row.checkpoint_ns, row.channel, row.version]), row);
+      } else if (row.kind === "write") {
+        const key = keyOf(rowKey(row));
+        const list = writes.get(key);
+        if (list) list.push(row);
+        else writes.set(key, [row]);
+      }
+    }
+
+    const tuples = await Promise.all(
+      checkpointRows.map(async (row): Promise<CheckpointTuple> => {
+        const key = rowKey(row);
+        const stored = (await this.serde.loadsTyped(row.type as string, asBytes(row.data))) as Checkpoint;
+        const channelValues: Record<string, unknown> = {};
+        for (const [channel, version] of Object.entries(stored.channel_versions ?? {})) {
+          const blob = blobs.get(JSON.stringify([key.threadId, key.ns, channel, String(version)]));
+          if (!blob || blob.type === "empty") continue;
+          channelValues[channel] = await this.serde.loadsTyped(blob.type as string, asBytes(blob.data));
+        }
+        const checkpoint: Checkpoint = { ...stored, channel_values: channelValues };
+        const parentId = (row.parent_checkpoint_id as string | null) ?? null;
+        if (checkpoint.v < 4 && parentId !== null)
+          await this.migratePendingSends(checkpoint, { ...key, checkpointId: parentId });
+        return {
+          config: configOf(key),
+          checkpoint,
+          metadata: parseMetadata(row.metadata) as CheckpointMetadata,
+          parentConfig: parentId ? configOf({ ...key, checkpointId: parentId }) : undefined,
+          pendingWrites: await this.decodeWrites(writes.get(keyOf(key)) ?? []),
+        };
+      }),
+    );
+    const lastRow = checkpointRows[checkpointRows.length - 1];
+    return { tuples, last: lastRow ? rowKey(lastRow) : undefined };
+  }
+
+  /** Pending writes in LangGraph's (task path, task id, idx) order. */
+  private async decodeWrites(rows: Row[]): Promise<CheckpointPendingWrite[]> {
+    const sorted = rows
+      .map((row) => ({ row, sortKey: writesSortKey(row.task_path as string, row.task_id as string, Number(row.idx)) }))
+      .sort((x, y) => compareWritesSortKeys(x.sortKey, y.sortKey));
+    return Promise.all(
+      sorted.map(
+        async ({ row }): Promise<CheckpointPendingWrite> => [
+          row.task_id as string,
+          row.channel as string,
+          await this.serde.loadsTyped(row.type as string, asBytes(row.data)),
+        ],
+      ),
+    );
+  }
+
+  /**
+   * Checkpoints older than format v4 kept pending sends as writes to the TASKS channel
+   * of their parent; LangGraph now expects them among the channel values.
+   */
+  private async migratePendingSends(checkpoint: Checkpoint, parent: CheckpointKey): Promise<void> {
+    const w = this.dialect.columns.writes;
+    const rows = await this.dialect.query(sql`
+      select ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.channel, "channel")}, ${as(w.type, "type")},
+             ${as(w.blob, "data")}, ${as(w.taskPath, "task_path")}
+      from ${w.table}
+      where ${w.threadId} = ${parent.threadId} and ${w.nsKey} = ${this.dialect.nsKey(parent.ns)}
+        and ${w.checkpointId} = ${parent.checkpointId} and ${w.channel} = ${TASKS}`);
+    if (rows.length > 0)
+      this.applyPendingSends(
+        checkpoint,
+        (await this.decodeWrites(rows)).map(([, , value]) => value),
+      );
+  }
+
+  private applyPendingSends(checkpoint: Checkpoint, sends: unknown[]): void {
+    checkpoint.channel_values[TASKS] = sends;
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : (nextChannelVersion(undefined) as unknown as number);
+  }
+}

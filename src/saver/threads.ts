@@ -1,0 +1,56 @@
+import { sql } from "drizzle-orm";
+import type { Dialect } from "../dialects/dialect.js";
+import { InvalidInputError } from "../errors.js";
+import { storedFilterEntries } from "./metadata.js";
+import { as } from "./values.js";
+
+export interface ThreadSummary {
+  threadId: string;
+  /** Checkpoints of the thread (those matching the filter, when one is given). */
+  checkpoints: number;
+  latestCheckpointId: string;
+  latestCreatedAt: Date;
+}
+
+/** Threads listed per query. */
+const PAGE_SIZE = 100;
+
+/**
+ * Threads that have checkpoints matching `filter` (all threads without one), in id
+ * order, with the count and newest of those checkpoints. Streams in pages.
+ */
+export async function* listThreads(
+  dialect: Dialect,
+  options: { filter?: Record<string, unknown>; limit?: number } = {},
+): AsyncGenerator<ThreadSummary> {
+  const c = dialect.columns.checkpoints;
+  const entries = storedFilterEntries(options.filter);
+  const { limit } = options;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+    throw new InvalidInputError(`limit must be a non-negative integer, got ${limit}`);
+  }
+  let remaining = limit ?? Number.POSITIVE_INFINITY;
+  let cursor = "";
+  while (remaining > 0) {
+    const size = Math.min(remaining, PAGE_SIZE);
+    const conditions = [sql`${c.threadId} > ${cursor}`];
+    if (entries.length > 0) conditions.push(dialect.metadataMatches(entries));
+    const rows = await dialect.query(sql`
+      select ${as(c.threadId, "thread_id")}, count(*) as ${sql.identifier("checkpoints")},
+             max(${c.checkpointId}) as ${sql.identifier("latest_checkpoint_id")},
+             max(${c.createdAt}) as ${sql.identifier("latest_created_at")}
+      from ${c.table} where ${sql.join(conditions, sql` and `)}
+      group by ${c.threadId} order by ${c.threadId} limit ${sql.raw(String(size))}`);
+    for (const row of rows) {
+      yield {
+        threadId: row.thread_id as string,
+        checkpoints: Number(row.checkpoints),
+        latestCheckpointId: row.latest_checkpoint_id as string,
+        latestCreatedAt: dialect.readTimestamp(row.latest_created_at),
+      };
+    }
+    if (rows.length < size) return;
+    remaining -= rows.length;
+    cursor = rows[rows.length - 1].thread_id as string;
+  }
+}

@@ -1,0 +1,193 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointMetadata,
+  type PendingWrite,
+  type SerializerProtocol,
+  WRITES_IDX_MAP,
+} from "@langchain/langgraph-checkpoint";
+import { type Column, sql } from "drizzle-orm";
+import type { Dialect } from "../dialects/dialect.js";
+import { InvalidInputError, MissingParentError } from "../errors.js";
+import { serializeMetadata } from "./metadata.js";
+import { placeholderRows, rowValues, type Statement, type Templates } from "./statements.js";
+import { configOf, configurableOf, isRecord, optionalNamespace, requireId, toBuffer } from "./values.js";
+
+/** The write path: `put` and `putWrites`, each one atomic unit. */
+export class CheckpointWriter {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly serde: SerializerProtocol,
+    private readonly templates: Templates,
+  ) {}
+
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const configurable = configurableOf(config, "put");
+    const threadId = requireId(configurable.thread_id, "thread_id");
+    const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
+    const parentId =
+      configurable.checkpoint_id === undefined ? null : requireId(configurable.checkpoint_id, "checkpoint_id");
+    if (!isRecord(checkpoint)) throw new InvalidInputError("put: checkpoint must be an object");
+    if (!isRecord(newVersions)) throw new InvalidInputError("put: newVersions must be an object");
+    if (checkpoint.channel_values !== undefined && !isRecord(checkpoint.channel_values)) {
+      throw new InvalidInputError("put: checkpoint.channel_values must be an object");
+    }
+    if (!isRecord(checkpoint.channel_versions)) {
+      throw new InvalidInputError("put: checkpoint.channel_versions must be an object");
+    }
+    const checkpointId = requireId(checkpoint.id, "checkpoint.id");
+
+    // Serialise everything before touching the database, so bad input writes nothing.
+    const { channel_values: values = {}, ...withoutValues } = checkpoint;
+    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
+    const metadataJson = serializeMetadata(metadata);
+    const versionsJson = JSON.stringify(checkpoint.channel_versions);
+    const blobRows: unknown[][] = [];
+    for (const [channel, version] of Object.entries(newVersions)) {
+      requireId(channel, "channel name");
+      if (typeof version !== "string" && typeof version !== "number") {
+        throw new InvalidInputError(`put: the version of channel "${channel}" must be a string or a number`);
+      }
+      const hasValue = Object.hasOwn(values, channel);
+      const [type, bytes] = hasValue
+        ? await this.serde.dumpsTyped((values as Record<string, unknown>)[channel])
+        : ["empty", null];
+      blobRows.push([threadId, ns, channel, String(version), type, bytes && toBuffer(bytes)]);
+    }
+
+    const { checkpoints: c, blobs: b } = this.dialect.columns;
+    const statements: Statement[] = [];
+    if (blobRows.length > 0) {
+      // Versions are unique per branch, so an existing row already holds this value.
+      const build = () =>
+        this.dialect.insert({
+          table: b.table,
+          columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob],
+          rows: placeholderRows("blob", blobRows.length, 6),
+          conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
+          update: [],
+        });
+      statements.push(this.templates.statement(`put.blobs.${blobRows.length}`, build, rowValues("blob", blobRows)));
+    }
+    const checkpointRow = [
+      threadId,
+      ns,
+      checkpointId,
+      parentId,
+      checkpointType,
+      toBuffer(checkpointBytes),
+      versionsJson,
+      metadataJson,
+    ];
+    const buildCheckpoint = () => {
+      const [[thread, namespace, id, parent, type, data, versions, meta]] = placeholderRows("checkpoint", 1, 8);
+      return this.dialect.insert({
+        table: c.table,
+        columns: [
+          c.threadId,
+          c.checkpointNs,
+          c.checkpointId,
+          c.parentCheckpointId,
+          c.checkpointType,
+          c.checkpoint,
+          c.channelVersions,
+          c.metadata,
+        ],
+        rows: [
+          [thread, namespace, id, parent, type, data, this.dialect.jsonParam(versions), this.dialect.jsonParam(meta)],
+        ],
+        conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
+        update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.channelVersions, c.metadata],
+      });
+    };
+    statements.push(
+      this.templates.statement("put.checkpoint", buildCheckpoint, rowValues("checkpoint", [checkpointRow])),
+    );
+    // Channels this put does not write refer to values its parent's steps stored: the
+    // parent must still exist when it lands (a deleteThread may have removed both).
+    const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some((channel) => !(channel in newVersions));
+    const parentRows = () =>
+      sql`select 1 from ${c.table} where ${c.threadId} = ${sql.placeholder("parent.thread")} and ${c.nsKey} = ${sql.placeholder("parent.ns")} and ${c.checkpointId} = ${sql.placeholder("parent.id")}`;
+    const precondition =
+      parentId !== null && reliesOnStoredValues
+        ? {
+            rows: this.templates.statement("put.parent", parentRows, {
+              "parent.thread": threadId,
+              "parent.ns": this.dialect.nsKey(ns),
+              "parent.id": parentId,
+            }),
+            failure: () =>
+              new MissingParentError(
+                `put: parent checkpoint "${parentId}" of thread "${threadId}" no longer exists (the thread was deleted or pruned meanwhile); nothing was written`,
+              ),
+          }
+        : undefined;
+    await this.dialect.atomically(statements, precondition);
+    return configOf({ threadId, ns, checkpointId });
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    const configurable = configurableOf(config, "putWrites");
+    const threadId = requireId(configurable.thread_id, "thread_id");
+    const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
+    const checkpointId = requireId(configurable.checkpoint_id, "putWrites: checkpoint_id");
+    requireId(taskId, "task id");
+    if (!Array.isArray(writes)) throw new InvalidInputError("putWrites: writes must be an array");
+    if (typeof taskPath !== "string") throw new InvalidInputError("putWrites: task path must be a string");
+
+    // Special channels share one idx per task: a later write to the same one replaces
+    // an earlier one (as a resumed node's second `__resume__` does), also within a call.
+    const special = new Map<number, unknown[]>();
+    const regular: unknown[][] = [];
+    for (const [i, write] of writes.entries()) {
+      if (!Array.isArray(write) || typeof write[0] !== "string") {
+        throw new InvalidInputError(`putWrites: write ${i} must be a [channel, value] pair`);
+      }
+      const [channel, value] = write;
+      const [type, bytes] = await this.serde.dumpsTyped(value);
+      const idx = WRITES_IDX_MAP[channel] ?? i;
+      const row = [threadId, ns, checkpointId, taskId, idx, channel, type, toBuffer(bytes), taskPath];
+      if (channel in WRITES_IDX_MAP) special.set(idx, row);
+      else regular.push(row);
+    }
+    if (special.size + regular.length === 0) return;
+
+    const w = this.dialect.columns.writes;
+    const insertWrites = (kind: string, rows: unknown[][], update: Column[]) =>
+      this.templates.statement(
+        `putWrites.${kind}.${rows.length}`,
+        () =>
+          this.dialect.insert({
+            table: w.table,
+            columns: [
+              w.threadId,
+              w.checkpointNs,
+              w.checkpointId,
+              w.taskId,
+              w.idx,
+              w.channel,
+              w.type,
+              w.blob,
+              w.taskPath,
+            ],
+            rows: placeholderRows(kind, rows.length, 9),
+            conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
+            update,
+          }),
+        rowValues(kind, rows),
+      );
+    const statements: Statement[] = [];
+    // Special channels (errors, interrupts, resumes) replace what the task wrote before;
+    // a regular write is recorded once, so a retried task cannot change a stored result.
+    if (special.size > 0)
+      statements.push(insertWrites("special", [...special.values()], [w.channel, w.type, w.blob, w.taskPath]));
+    if (regular.length > 0) statements.push(insertWrites("regular", regular, []));
+    await this.dialect.atomically(statements);
+  }
+}
