@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
@@ -15,6 +14,7 @@ import type { Dialect, TableStats } from "../dialects/dialect.js";
 import { connect } from "../drivers/connect.js";
 import { type CheckpointTables, resolve, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
+import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { Migrations } from "./migrate.js";
@@ -64,7 +64,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     this.writer = new CheckpointWriter(dialect, this.serde, templates);
     this.lifecycle = new ThreadLifecycle(dialect, this.serde);
     this.migrations = new Migrations(dialect, {
-      folder: fileURLToPath(new URL(`../../migrations/${migrations}`, import.meta.url)),
+      folder: findMigrationsFolder(migrations),
       ownTables: options.tables !== undefined,
       table: options.migrationsTable,
       schema: options.migrationsSchema,
