@@ -60,3 +60,19 @@ export class MigrationError extends CheckpointSaverError {
     super(`migration ${migration?.tag ?? createdAt} failed: ${databaseMessage(cause)}`, { cause });
   }
 }
+
+/**
+ * setup() found tables of the names its migrations create that it did not create
+ * (LangGraph's official savers use the same names). Nothing was changed.
+ */
+export class ExistingTablesError extends MigrationError {
+  override name = "ExistingTablesError";
+  constructor(
+    /** The tables in the way, as the database names them. */
+    readonly tables: string[],
+    explanation: string,
+    migration: MigrationInfo,
+  ) {
+    super(migration.createdAt, new Error(explanation), migration);
+  }
+}

@@ -2,6 +2,7 @@ export type { TableStats } from "./dialects/dialect.js";
 export type { CheckpointTables, SupportedDatabase } from "./drivers/registry.js";
 export {
   CheckpointSaverError,
+  ExistingTablesError,
   InvalidInputError,
   MigrationError,
   type MigrationInfo,

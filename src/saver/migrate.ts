@@ -5,6 +5,7 @@ import type { MigrationMeta } from "drizzle-orm/migrator";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
 import { InvalidInputError, MigrationError, type MigrationInfo } from "../errors.js";
+import { refuseExistingTables } from "./existing-tables.js";
 
 export type { MigrationMeta };
 
@@ -47,6 +48,7 @@ export async function migrate(dialect: Dialect, options: MigrationOptions): Prom
   await dialect.executor.transaction(async (tx) => {
     const unlock = await dialect.lockMigrations(tx, options);
     try {
+      await refuseExistingTables(tx, dialect, options);
       await tx.script(dialect.createMigrationsTable(table));
       const recorded = await tx.all(sql`select created_at from ${table}`);
       for (const migration of pendingMigrations(
@@ -104,7 +106,7 @@ export class Migrations {
       const applied = await migrate(this.dialect, this.options());
       return applied.map(named);
     } catch (error) {
-      if (error instanceof MigrationError) {
+      if (error instanceof MigrationError && !error.migration) {
         throw new MigrationError(error.createdAt, error.cause, named(error.createdAt));
       }
       throw error;
