@@ -82,12 +82,16 @@ describe("TypeScript applications", () => {
     { name: "CommonJS, moduleResolution node16", type: "commonjs" as const, config: "tsconfig.node16.json" },
     { name: "ESM, moduleResolution node16", type: "module" as const, config: "tsconfig.node16.json" },
     { name: "moduleResolution bundler", type: "module" as const, config: "tsconfig.bundler.json" },
-  ])("type-check as $name", async ({ type, config }) => {
-    const files = { ...source, "tsconfig.json": fixture(`typecheck/${config}`) };
-    const scratch = await app(type, files, `tsc-${type}`);
-    const listed = await runIn(scratch.dir, process.execPath, [TOOLS.tsc, "-p", "tsconfig.json", "--listFiles"]);
-    // The declarations came from the tarball, for the module system of the project.
-    const declarations = type === "commonjs" ? ["index.d.cts", "schema/pg.d.cts"] : ["index.d.ts", "schema/pg.d.ts"];
-    for (const name of declarations) expect(listed).toContain(join(scratch.packageDir, "dist", name));
-  }, 180_000);
+  ])(
+    "type-check as $name",
+    async ({ type, config }) => {
+      const files = { ...source, "tsconfig.json": fixture(`typecheck/${config}`) };
+      const scratch = await app(type, files, `tsc-${type}`);
+      const listed = await runIn(scratch.dir, process.execPath, [TOOLS.tsc, "-p", "tsconfig.json", "--listFiles"]);
+      // The declarations came from the tarball, for the module system of the project.
+      const declarations = type === "commonjs" ? ["index.d.cts", "schema/pg.d.cts"] : ["index.d.ts", "schema/pg.d.ts"];
+      for (const name of declarations) expect(listed).toContain(join(scratch.packageDir, "dist", name));
+    },
+    180_000,
+  );
 });
