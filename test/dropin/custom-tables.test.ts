@@ -1,27 +1,27 @@
 // Drop-in, recipe 1: the application defines the saver's tables in its own schema
 // module with checkpointTables({ prefix }), generates and applies them with its own
-// drizzle-kit, and passes them to the saver. Items 1 and 4 of issue 6.
-import { readFileSync, writeFileSync } from "node:fs";
+// drizzle-kit, and passes them to the saver. Items 1 and 4 of issue 6. Each fixture
+// runs as an application of its own with the packed package installed (issue 13), so
+// its schema's "langgraph-checkpoint-drizzle/<dialect>" import goes through the exports map.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { type SQL, sql, type Table } from "drizzle-orm";
 import { type MySqlTable, getTableConfig as mysqlTableConfig } from "drizzle-orm/mysql-core";
 import { type PgTable, getTableConfig as pgTableConfig } from "drizzle-orm/pg-core";
 import { type SQLiteTable, getTableConfig as sqliteTableConfig } from "drizzle-orm/sqlite-core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CheckpointTables, DrizzleSaver, type SupportedDatabase } from "../../src/index.js";
 import { type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
-import { openApp as openMysqlApp } from "./fixtures/mysql/app.js";
-import { openApp as openPgApp } from "./fixtures/pg/app.js";
-import { openApp as openPgAgentApp } from "./fixtures/pg-agent/app.js";
-import { openApp as openSqliteApp } from "./fixtures/sqlite/app.js";
+import { type ScratchApp, scratchApp } from "../package/tarball.js";
 import {
-  drizzleKit,
   migrationFiles,
   mysqlPartitionStatements,
   PARTITIONS,
   partitionPostgresMigration,
   resumeFlow,
+  drizzleKit as runDrizzleKit,
   startFlow,
-  tempFolder,
 } from "./support.js";
 
 type Row = Record<string, unknown>;
@@ -43,15 +43,21 @@ interface Fixture {
   schema?: string;
   /** How the fixture partitions the saver's tables, if it does. */
   partitioning?: "edit-generated-migration" | "custom-migration";
-  open(url: string): App;
 }
 
 const FIXTURES: Fixture[] = [
-  { name: "pg", dialect: "postgres", partitioning: "edit-generated-migration", open: openPgApp },
-  { name: "pg-agent", dialect: "postgres", schema: "agent", open: openPgAgentApp },
-  { name: "mysql", dialect: "mysql", partitioning: "custom-migration", open: openMysqlApp },
-  { name: "sqlite", dialect: "sqlite", open: openSqliteApp },
+  { name: "pg", dialect: "postgres", partitioning: "edit-generated-migration" },
+  { name: "pg-agent", dialect: "postgres", schema: "agent" },
+  { name: "mysql", dialect: "mysql", partitioning: "custom-migration" },
+  { name: "sqlite", dialect: "sqlite" },
 ];
+
+/** The fixture's files (app.ts, schema.ts, drizzle.config.ts) in a scratch application. */
+async function installFixture(name: string): Promise<ScratchApp> {
+  const folder = join(import.meta.dirname, "fixtures", name);
+  const files = Object.fromEntries(readdirSync(folder).map((file) => [file, readFileSync(join(folder, file), "utf8")]));
+  return scratchApp("module", files, `dropin-${name}`);
+}
 
 const TABLES = ["lg_checkpoints", "lg_checkpoint_blobs", "lg_checkpoint_writes"];
 const SAVER_TABLE_NAMES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "langgraph_checkpoint_migrations"];
@@ -102,16 +108,27 @@ function appMigrationsCount(dialect: DialectName): SQL {
 
 describe.each(FIXTURES)("fixture application $name", (fixture) => {
   const { dialect } = fixture;
-  const folder = tempFolder(fixture.name);
-  const config = `test/dropin/fixtures/${fixture.name}/drizzle.config.ts`;
+  const config = "drizzle.config.ts";
+  let application: ScratchApp | undefined;
   let url = "";
   let ddl = "";
   let appMigrations = 0;
+  /** The application's openApp, imported from its scratch folder. */
+  let opener: ((databaseUrl: string) => App) | undefined;
+  const open = (databaseUrl: string): App => {
+    if (!opener) throw new Error("the fixture application is installed in beforeAll");
+    return opener(databaseUrl);
+  };
+
+  afterAll(() => application?.remove());
 
   beforeAll(async () => {
     url = await freshDatabaseUrl(dialect);
-    const out = folder.path;
-    const env = { DROPIN_OUT: folder.out, DATABASE_URL: url };
+    application = await installFixture(fixture.name);
+    const cwd = application.dir;
+    const out = join(cwd, "drizzle");
+    const env = { DROPIN_OUT: "drizzle", DATABASE_URL: url };
+    const drizzleKit = (args: string[], vars: Record<string, string>) => runDrizzleKit(args, vars, cwd);
     await drizzleKit(["generate", "--config", config, "--name", "init"], env);
     const [init] = migrationFiles(out);
     ddl = readFileSync(init, "utf8");
@@ -130,6 +147,8 @@ describe.each(FIXTURES)("fixture application $name", (fixture) => {
 
     await drizzleKit(["migrate", "--config", config], env);
     appMigrations = migrationFiles(out).length;
+    const module = (await import(pathToFileURL(join(cwd, "app.ts")).href)) as { openApp(url: string): App };
+    opener = module.openApp;
   });
 
   it("generates the saver's indexes, prefixed, from the table factory", async () => {
@@ -154,7 +173,7 @@ describe.each(FIXTURES)("fixture application $name", (fixture) => {
         "CREATE INDEX `lg_checkpoints_meta_step_idx` ON `lg_checkpoints` (`meta_step`,`checkpoint_id`);",
       );
     }
-    const app = fixture.open(url);
+    const app = open(url);
     const declared = declaredIndexes(dialect, app.tables);
     await app.close();
     expect(declared.length).toBeGreaterThan(0);
@@ -172,7 +191,7 @@ describe.each(FIXTURES)("fixture application $name", (fixture) => {
   });
 
   it("creates the tables, indexes and partitions in the database", async () => {
-    const app = fixture.open(url);
+    const app = open(url);
     try {
       const tables = names(await app.rows(allTablesQuery(dialect)));
       const where = dialect === "postgres" ? `${fixture.schema ?? "public"}.` : "";
@@ -225,7 +244,7 @@ describe.each(FIXTURES)("fixture application $name", (fixture) => {
 
   it("runs and resumes a LangGraph graph on the application's tables, leaving its rows alone", async () => {
     const emails = ["ada@example.com", "grace@example.com", "edsger@example.com"];
-    const first = fixture.open(url);
+    const first = open(url);
     await first.addUsers(emails);
     const usersBefore = await first.listUsers();
     expect(usersBefore).toHaveLength(3);
@@ -240,7 +259,7 @@ describe.each(FIXTURES)("fixture application $name", (fixture) => {
     await first.close();
 
     // The answer comes later, on a new connection (a new process of the application).
-    const second = fixture.open(url);
+    const second = open(url);
     try {
       const resumed = new DrizzleSaver(second.db, { tables: second.tables });
       await resumed.setup();

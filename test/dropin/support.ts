@@ -43,11 +43,11 @@ export function tempFolder(label: string): { readonly path: string; readonly out
 /** drizzle-kit's CLI (its package "bin"), run with node directly: npx costs a second a call. */
 const DRIZZLE_KIT = join(ROOT, "node_modules", "drizzle-kit", "bin.cjs");
 
-/** Runs the drizzle-kit CLI with a fixture's config; returns its output. */
-export async function drizzleKit(args: string[], env: Record<string, string>): Promise<string> {
+/** Runs the drizzle-kit CLI with a fixture's config in `cwd` (the application's root); returns its output. */
+export async function drizzleKit(args: string[], env: Record<string, string>, cwd = ROOT): Promise<string> {
   try {
     const { stdout, stderr } = await run(process.execPath, [DRIZZLE_KIT, ...args], {
-      cwd: ROOT,
+      cwd,
       env: { ...process.env, ...env },
       timeout: 120_000,
     });
