@@ -63,6 +63,20 @@ describe.each([
   });
 });
 
+describe("the README's quick start", () => {
+  it("runs as written in an ESM TypeScript application", async () => {
+    const readme = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Quick start"));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(code).toBeDefined();
+    const scratch = await app("module", { "quick-start.ts": code ?? "" }, "quick-start");
+    const output = await runIn(scratch.dir, process.execPath, ["--import", "tsx", "quick-start.ts"], {
+      DATABASE_URL: "", // the example's SQLite file, in the application's folder
+    });
+    expect(output.trim()).toBe("2");
+  });
+});
+
 describe("the command line tool", () => {
   it("runs from the package's bin and reads the migrations the saver applied", async () => {
     const scratch = await app("module", { "app.mjs": fixture("runtime/app.mjs") }, "cli");
