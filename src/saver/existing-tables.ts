@@ -50,14 +50,17 @@ export async function refuseExistingTables(tx: Runner, dialect: Dialect, options
   const found = await existingTables(tx, dialect.name, [...OUR_TABLES, ...(marker ? [marker.table] : [])]);
   const clashing = OUR_TABLES.filter((name) => found.includes(name));
   if (clashing.length === 0) return;
+  const plural = clashing.length > 1;
   const owner =
     marker && found.includes(marker.table)
-      ? `they look like the tables of LangGraph's official saver (${marker.saver})`
-      : "they were not created by this saver";
+      ? `${plural ? "they look" : "it looks"} like a table of LangGraph's official saver (${marker.saver})`
+      : `${plural ? "they were" : "it was"} not created by this saver`;
   const where = dialect.name === "postgres" ? "the current schema" : "the database";
+  const tables = clashing.map((n) => `"${n}"`).join(", ");
+  const exist = clashing.length > 1 ? `tables ${tables} already exist` : `table ${tables} already exists`;
   const explanation =
-    `${where} already has the table${clashing.length > 1 ? "s" : ""} ${clashing.map((n) => `"${n}"`).join(", ")}, ` +
-    `and ${options.migrationsTable} records none of our migrations: ${owner}. Nothing was changed. ` +
+    `the ${exist} in ${where}, and ${options.migrationsTable} records none of our migrations: ${owner}. ` +
+    "Nothing was changed. " +
     "To keep both, give ours other names: define them with checkpointTables({ prefix }) in your schema and pass them " +
     "as the `tables` option (README, recipe A)" +
     (dialect.name === "postgres"
