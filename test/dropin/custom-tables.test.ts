@@ -13,7 +13,7 @@ import { type SQLiteTable, getTableConfig as sqliteTableConfig } from "drizzle-o
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CheckpointTables, DrizzleSaver, type SupportedDatabase } from "../../src/index.js";
 import { type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
-import { type ScratchApp, scratchApp } from "../package/tarball.js";
+import { packedTarball, type ScratchApp, scratchApp } from "../package/tarball.js";
 import {
   migrationFiles,
   mysqlPartitionStatements,
@@ -105,6 +105,9 @@ function appMigrationsCount(dialect: DialectName): SQL {
     ? sql`select count(*) as n from "drizzle"."__drizzle_migrations"`
     : sql`select count(*) as n from __drizzle_migrations`;
 }
+
+// Packing (a build) takes a while on a busy machine: once, before any test's own timeout runs.
+beforeAll(() => packedTarball(), 300_000);
 
 describe.each(FIXTURES)("fixture application $name", (fixture) => {
   const { dialect } = fixture;

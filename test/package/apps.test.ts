@@ -2,12 +2,15 @@
 // entry point and run a saver, TypeScript ones type-check, and the CLI starts.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabaseUrl } from "../helpers/databases.js";
-import { PACKAGE_NAME, runIn, type ScratchApp, scratchApp, TOOLS } from "./tarball.js";
+import { PACKAGE_NAME, packedTarball, runIn, type ScratchApp, scratchApp, TOOLS } from "./tarball.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 const fixture = (path: string) => readFileSync(join(FIXTURES, path), "utf8");
+
+// Packing (a build) takes a while on a busy machine: once, before any test's own timeout runs.
+beforeAll(() => packedTarball(), 300_000);
 
 const apps: ScratchApp[] = [];
 afterAll(() => {

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabaseUrl } from "../helpers/databases.js";
-import { runIn, type ScratchApp, scratchApp, TOOLS } from "./tarball.js";
+import { packedTarball, runIn, type ScratchApp, scratchApp, TOOLS } from "./tarball.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures", "recipe-a");
 const FILES = {
@@ -19,6 +19,9 @@ const FILES = {
   "db/schema-sqlite.ts": readFileSync(join(FIXTURES, "schema-sqlite.ts"), "utf8"),
 };
 const SAVER_TABLES = ["lg_checkpoint_blobs", "lg_checkpoint_writes", "lg_checkpoints"];
+
+// Packing (a build) takes a while on a busy machine: once, before any test's own timeout runs.
+beforeAll(() => packedTarball(), 300_000);
 
 const apps: ScratchApp[] = [];
 afterAll(() => {

@@ -47,7 +47,7 @@ describe("the packed tarball", () => {
     app = await scratchApp("module", {}, "contents");
     files = filesUnder(app.packageDir).map((file) => relative(app.packageDir, file));
     manifest = JSON.parse(readFileSync(join(app.packageDir, "package.json"), "utf8"));
-  });
+  }, 300_000); // the first test file to get here packs (builds) the tarball
   afterAll(() => app?.remove());
 
   it("ships the licence, the builds and the migrations, and no source maps", () => {
