@@ -44,6 +44,9 @@ function inputsHash(): string {
   return hash.digest("hex").slice(0, 16);
 }
 
+/** Longer than any pack takes, even on a busy machine. */
+const STALE_PACK_MS = 10 * 60_000;
+
 async function waitFor(path: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!existsSync(path)) {
@@ -61,6 +64,10 @@ export async function packedTarball(): Promise<string> {
   const folder = join(tmpdir(), `lgcd-package-${inputsHash()}`);
   const done = join(folder, "tarball-path");
   if (!existsSync(done)) {
+    // A packer killed half-way leaves its folder without a tarball: after a while, take over.
+    if (existsSync(folder) && Date.now() - statSync(folder).mtimeMs > STALE_PACK_MS) {
+      rmSync(folder, { recursive: true, force: true });
+    }
     let owner = true;
     try {
       mkdirSync(folder);
