@@ -1,8 +1,8 @@
 import { createWriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { InvalidInputError } from "../errors.js";
-import { connect } from "../savers/connect.js";
-import { type CheckpointTables, detectDialect, type SupportedDatabase } from "../savers/detect.js";
+import { connect } from "../drivers/connect.js";
+import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../drivers/registry.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
 import { FileSource } from "./sources/file.js";
@@ -80,7 +80,7 @@ export async function importThreads(
 ): Promise<ImportSummary> {
   const connection = typeof target === "string" ? await connect(target) : undefined;
   try {
-    const { dialect } = detectDialect(connection?.db ?? (target as SupportedDatabase), options.tables);
+    const { dialect } = resolveDialect(connection?.db ?? (target as SupportedDatabase), options.tables);
     const { source, owned } = await openSource(from);
     try {
       return await runImport(source, new ThreadWriter(dialect), options);

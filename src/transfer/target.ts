@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import { CheckpointSaverError } from "../errors.js";
-import type { Dialect } from "../savers/dialect.js";
-import { serializeMetadata } from "../savers/metadata.js";
-import { requireId, toBuffer } from "../savers/values.js";
+import type { Dialect } from "../dialects/dialect.js";
+import { serializeMetadata } from "../saver/metadata.js";
+import { requireId, toBuffer } from "../saver/values.js";
 import { recordLine } from "./format.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
 import { OurSource } from "./sources/ours.js";

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError } from "../../errors.js";
-import { connect, POSTGRES_OPTIONS } from "../../savers/connect.js";
-import { detectDialect } from "../../savers/detect.js";
+import { connect, POSTGRES_OPTIONS } from "../../drivers/connect.js";
+import { resolve } from "../../drivers/registry.js";
 import { MsgpackSerializer } from "../../serde/msgpack.js";
 import type { ThreadSelection, TransferSource } from "../records.js";
 import { officialSerde } from "./official.js";
@@ -74,7 +74,7 @@ function sqliteFormat(db: import("better-sqlite3").Database): SourceFormat {
 async function openOurs(url: string, selection: ThreadSelection): Promise<TransferSource> {
   const connection = await connect(url);
   try {
-    const { dialect } = detectDialect(connection.db, undefined);
+    const { dialect } = resolve(connection.db, undefined);
     return new OurSource(dialect, selection, connection.close);
   } catch (error) {
     await connection.close();

@@ -1,7 +1,7 @@
 import { type Column, type SQL, sql } from "drizzle-orm";
-import type { Dialect, Row } from "../../savers/dialect.js";
-import { parseMetadata, storedFilterEntries } from "../../savers/metadata.js";
-import { as, asBytes, parseJsonColumn } from "../../savers/values.js";
+import type { Dialect, Row } from "../../dialects/dialect.js";
+import { parseMetadata, storedFilterEntries } from "../../saver/metadata.js";
+import { as, asBytes, parseJsonColumn } from "../../saver/values.js";
 import {
   type BlobRecord,
   type CheckpointRecord,
