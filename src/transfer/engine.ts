@@ -1,8 +1,8 @@
 import { createWriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { InvalidInputError } from "../errors.js";
 import { connect } from "../drivers/connect.js";
 import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../drivers/registry.js";
+import { InvalidInputError } from "../errors.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
 import { FileSource } from "./sources/file.js";

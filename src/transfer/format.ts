@@ -18,6 +18,22 @@ export type FileLine =
   | { kind: "abort"; threadId: string; error: string }
   | { kind: "footer"; threads: number };
 
+/** JSON values with object keys sorted: databases reorder JSON keys (PostgreSQL's jsonb), the file does not. */
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    Object.defineProperty(sorted, key, {
+      value: sortKeys((value as Record<string, unknown>)[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return sorted;
+}
+
 const base64 = (bytes: Uint8Array | null) => (bytes === null ? null : Buffer.from(bytes).toString("base64"));
 
 export function headerLine(): string {
@@ -51,8 +67,8 @@ export function recordLine(record: TransferRecord): string {
         created_at: new Date(record.createdAt).toISOString(),
         type: record.type,
         checkpoint: base64(record.checkpoint),
-        channel_versions: record.channelVersions,
-        metadata: record.metadata,
+        channel_versions: sortKeys(record.channelVersions),
+        metadata: sortKeys(record.metadata),
       });
     case "blob":
       return JSON.stringify({

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
-import { CheckpointSaverError } from "../errors.js";
 import type { Dialect } from "../dialects/dialect.js";
+import { CheckpointSaverError } from "../errors.js";
 import { serializeMetadata } from "../saver/metadata.js";
 import { requireId, toBuffer } from "../saver/values.js";
 import { recordLine } from "./format.js";

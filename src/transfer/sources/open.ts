@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { InvalidInputError } from "../../errors.js";
 import { connect, POSTGRES_OPTIONS } from "../../drivers/connect.js";
 import { resolve } from "../../drivers/registry.js";
+import { InvalidInputError } from "../../errors.js";
 import { MsgpackSerializer } from "../../serde/msgpack.js";
 import type { ThreadSelection, TransferSource } from "../records.js";
 import { officialSerde } from "./official.js";
