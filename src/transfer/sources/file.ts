@@ -69,7 +69,13 @@ export class FileSource implements TransferSource {
   }
 
   async *threads(): AsyncGenerator<ThreadStream> {
-    checkHeader(await this.nextLine());
+    let header: FileLine | undefined;
+    try {
+      header = await this.nextLine();
+    } catch {
+      // reported by checkHeader as "not a transfer file"
+    }
+    checkHeader(header);
     let threads = 0;
     let line = await this.nextLine();
     for (;;) {
