@@ -6,7 +6,7 @@ import { serializeMetadata } from "../saver/metadata.js";
 import { requireId, toBuffer } from "../saver/values.js";
 import { recordLine } from "./format.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
-import { OurSource } from "./sources/ours.js";
+import { OurSource, STAGING_PREFIX } from "./sources/ours.js";
 
 /** A target thread that already holds other content, and no `replace` was asked for. */
 export class ThreadConflictError extends CheckpointSaverError {
@@ -25,7 +25,7 @@ export type ThreadOutcome = "imported" | "replaced" | "unchanged";
  * next import of that thread removes first.
  */
 export function stagingThreadId(threadId: string): string {
-  return `__transfer_staging__:${createHash("sha256").update(threadId).digest("hex")}`;
+  return `${STAGING_PREFIX}${createHash("sha256").update(threadId).digest("hex")}`;
 }
 
 /** Writes threads into one of our databases through its dialect's `insert` and `atomically`. */

@@ -15,8 +15,12 @@ export interface CliResult {
 }
 
 /** Runs the CLI from source in a child process (tsx), with the given stdin. */
-export function runCli(args: string[], input?: string): Promise<CliResult> & { child: ReturnType<typeof spawn> } {
-  const child = spawn(process.execPath, ["--import", "tsx", resolve(root, "src/cli/main.ts"), ...args], {
+export function runCli(
+  args: string[],
+  input?: string,
+  nodeArgs: string[] = [],
+): Promise<CliResult> & { child: ReturnType<typeof spawn> } {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", resolve(root, "src/cli/main.ts"), ...args], {
     cwd: root,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -28,6 +32,7 @@ export function runCli(args: string[], input?: string): Promise<CliResult> & { c
   child.stderr.on("data", (chunk) => {
     stderr += chunk;
   });
+  child.stdin.on("error", () => {}); // a child killed before reading its input
   child.stdin.end(input ?? "");
   const done = new Promise<CliResult>((resolvePromise) => {
     child.on("close", (code) => resolvePromise({ code, stdout, stderr }));

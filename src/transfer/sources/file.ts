@@ -1,4 +1,4 @@
-import { createReadStream } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { InvalidInputError } from "../../errors.js";
@@ -52,6 +52,7 @@ export class FileSource implements TransferSource {
   }
 
   static open(path: string, selection?: ThreadSelection): FileSource {
+    if (path !== "-" && !existsSync(path)) throw new InvalidInputError(`no file at "${path}"`);
     return new FileSource(path === "-" ? process.stdin : createReadStream(path), selection);
   }
 

@@ -13,6 +13,9 @@ import {
   type WriteRecord,
 } from "../records.js";
 
+/** Prefix of the ids under which threads are staged while they are imported. */
+export const STAGING_PREFIX = "__transfer_staging__:";
+
 /** Rows per page of one thread's checkpoints, blobs or writes. */
 const PAGE = 200;
 
@@ -67,7 +70,11 @@ export class OurSource implements TransferSource {
       );
       return rows.map((row) => row.thread_id as string);
     });
-    for await (const threadId of ids) yield { threadId, records: this.thread(threadId) };
+    for await (const threadId of ids) {
+      // Rows an interrupted import left behind are not a thread (see target.ts).
+      if (!this.selection.threadIds && threadId.startsWith(STAGING_PREFIX)) continue;
+      yield { threadId, records: this.thread(threadId) };
+    }
   }
 
   /** Every row of a thread: checkpoints, then blobs, then writes. */
