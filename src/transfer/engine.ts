@@ -83,7 +83,8 @@ export async function importThreads(
     const { dialect } = resolveDialect(connection?.db ?? (target as SupportedDatabase), options.tables);
     const { source, owned } = await openSource(from);
     try {
-      return await runImport(source, new ThreadWriter(dialect), options);
+      const threadIds = "file" in from ? from.threadIds : undefined;
+      return await runImport(source, new ThreadWriter(dialect), { ...options, threadIds });
     } finally {
       if (owned) await source.close().catch(() => {});
     }
@@ -92,7 +93,11 @@ export async function importThreads(
   }
 }
 
-async function runImport(source: TransferSource, writer: ThreadWriter, options: ImportOptions): Promise<ImportSummary> {
+async function runImport(
+  source: TransferSource,
+  writer: ThreadWriter,
+  options: ImportOptions & { threadIds?: string[] },
+): Promise<ImportSummary> {
   const summary: ImportSummary = {
     dryRun: options.dryRun === true,
     imported: 0,
@@ -103,8 +108,10 @@ async function runImport(source: TransferSource, writer: ThreadWriter, options: 
   };
   const total = options.onProgress ? await source.countThreads() : undefined;
   let handled = 0;
+  const named = new Set(options.threadIds ?? []);
   try {
     for await (const { threadId, records } of source.threads()) {
+      named.delete(threadId);
       const counts = noRecords();
       try {
         if (!options.dryRun) await writer.begin(threadId);
@@ -134,6 +141,9 @@ async function runImport(source: TransferSource, writer: ThreadWriter, options: 
     if (handled === 0 && error instanceof InvalidInputError && /^line 1:/.test(error.message)) throw error;
     summary.sourceError = message(error);
   }
+  // A file yields only the threads it holds: the named ones it lacks are failures too.
+  if (!summary.sourceError)
+    for (const threadId of named) summary.failed.push({ threadId, error: "not found in the source" });
   return summary;
 }
 

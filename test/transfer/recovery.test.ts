@@ -121,6 +121,18 @@ describe("damaged input", () => {
     expect(await threadIds(saver)).toEqual(["damaged-0", "damaged-2"]);
   });
 
+  it("imports only the named threads of a file and reports the named ones it lacks", async () => {
+    const file = path("named.jsonl");
+    await writeSyntheticFile(file, { threads: 3, checkpoints: 2, prefix: "named" });
+    const { saver, url } = await target("sqlite");
+    const summary = await importThreads(url, { file, threadIds: ["named-2", "absent"] });
+    expect(summary).toMatchObject({ imported: 1, failed: [{ threadId: "absent", error: "not found in the source" }] });
+    expect(await threadIds(saver)).toEqual(["named-2"]);
+    const usage = await runCli(["import", "--url", url, "--file", file, "--from", url]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("exactly one of --from <url> and --file <path>");
+  });
+
   it("refuses a file that is not a transfer file before reading anything", async () => {
     writeFileSync(path("other.jsonl"), '{"hello":"world"}\n');
     const { url } = await target("sqlite");
