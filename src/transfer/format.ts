@@ -184,50 +184,49 @@ export function parseLine(text: string, line: number): FileLine {
     case "footer":
       return { kind, threads: f.integer("threads") };
     case "checkpoint":
-      return {
-        kind: "record",
-        record: {
-          kind,
-          ns: f.string("checkpoint_ns"),
-          checkpointId: f.string("checkpoint_id"),
-          parentCheckpointId: f.nullableString("parent_checkpoint_id"),
-          createdAt: f.instant("created_at"),
-          type: f.string("type"),
-          checkpoint: f.bytes("checkpoint"),
-          channelVersions: f.versions("channel_versions"),
-          metadata: f.object_("metadata"),
-        },
-      };
     case "blob":
-      return {
-        kind: "record",
-        record: {
-          kind,
-          ns: f.string("checkpoint_ns"),
-          channel: f.string("channel"),
-          version: f.string("version"),
-          type: f.string("type"),
-          value: f.nullableBytes("value"),
-        },
-      };
     case "write":
-      return {
-        kind: "record",
-        record: {
-          kind,
-          ns: f.string("checkpoint_ns"),
-          checkpointId: f.string("checkpoint_id"),
-          taskId: f.string("task_id"),
-          taskPath: f.string("task_path"),
-          idx: f.integer("idx"),
-          channel: f.string("channel"),
-          type: f.string("type"),
-          value: f.nullableBytes("value"),
-        },
-      };
+      return { kind: "record", record: parseRecord(kind, f) };
     default:
       return f.fail(`unknown kind ${JSON.stringify(kind)}`);
   }
+}
+
+function parseRecord(kind: TransferRecord["kind"], f: Fields): TransferRecord {
+  if (kind === "checkpoint") {
+    return {
+      kind,
+      ns: f.string("checkpoint_ns"),
+      checkpointId: f.string("checkpoint_id"),
+      parentCheckpointId: f.nullableString("parent_checkpoint_id"),
+      createdAt: f.instant("created_at"),
+      type: f.string("type"),
+      checkpoint: f.bytes("checkpoint"),
+      channelVersions: f.versions("channel_versions"),
+      metadata: f.object_("metadata"),
+    };
+  }
+  if (kind === "blob") {
+    return {
+      kind,
+      ns: f.string("checkpoint_ns"),
+      channel: f.string("channel"),
+      version: f.string("version"),
+      type: f.string("type"),
+      value: f.nullableBytes("value"),
+    };
+  }
+  return {
+    kind,
+    ns: f.string("checkpoint_ns"),
+    checkpointId: f.string("checkpoint_id"),
+    taskId: f.string("task_id"),
+    taskPath: f.string("task_path"),
+    idx: f.integer("idx"),
+    channel: f.string("channel"),
+    type: f.string("type"),
+    value: f.nullableBytes("value"),
+  };
 }
 
 /** Checks the first line of a file. */

@@ -123,75 +123,79 @@ export class ThreadWriter {
 
   private async flush(): Promise<void> {
     const statements: SQL[] = [];
-    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
-    const thread = this.staging;
-    if (this.blobs.length > 0) {
-      statements.push(
-        this.dialect.insert({
-          table: b.table,
-          columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob],
-          rows: this.blobs.map((r) => [thread, r.ns, r.channel, r.version, r.type, r.value && toBuffer(r.value)]),
-          conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
-          update: [],
-        }),
-      );
-    }
-    if (this.checkpoints.length > 0) {
-      statements.push(
-        this.dialect.insert({
-          table: c.table,
-          columns: [
-            c.threadId,
-            c.checkpointNs,
-            c.checkpointId,
-            c.parentCheckpointId,
-            c.checkpointType,
-            c.checkpoint,
-            c.channelVersions,
-            c.metadata,
-            c.createdAt,
-          ],
-          rows: this.checkpoints.map((r) => [
-            thread,
-            r.ns,
-            requireId(r.checkpointId, "checkpoint_id"),
-            r.parentCheckpointId === null ? null : requireId(r.parentCheckpointId, "parent_checkpoint_id"),
-            r.type,
-            toBuffer(r.checkpoint),
-            this.dialect.jsonParam(JSON.stringify(r.channelVersions)),
-            this.dialect.jsonParam(serializeMetadata(r.metadata)),
-            this.dialect.epochMillis(r.createdAt),
-          ]),
-          conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
-          update: [],
-        }),
-      );
-    }
-    if (this.writes.length > 0) {
-      statements.push(
-        this.dialect.insert({
-          table: w.table,
-          columns: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.blob, w.taskPath],
-          rows: this.writes.map((r) => [
-            thread,
-            r.ns,
-            requireId(r.checkpointId, "checkpoint_id"),
-            requireId(r.taskId, "task_id"),
-            r.idx,
-            r.channel,
-            r.type,
-            r.value && toBuffer(r.value),
-            r.taskPath,
-          ]),
-          conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
-          update: [],
-        }),
-      );
-    }
+    if (this.blobs.length > 0) statements.push(this.insertBlobs(this.blobs));
+    if (this.checkpoints.length > 0) statements.push(this.insertCheckpoints(this.checkpoints));
+    if (this.writes.length > 0) statements.push(this.insertWrites(this.writes));
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
     if (statements.length > 0) await this.dialect.atomically(statements);
+  }
+
+  // Staged rows keep what is already there on a conflict: a repeated row has the same content.
+
+  private insertBlobs(records: BlobRecord[]): SQL {
+    const b = this.dialect.columns.blobs;
+    return this.dialect.insert({
+      table: b.table,
+      columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob],
+      rows: records.map((r) => [this.staging, r.ns, r.channel, r.version, r.type, r.value && toBuffer(r.value)]),
+      conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
+      update: [],
+    });
+  }
+
+  private insertCheckpoints(records: CheckpointRecord[]): SQL {
+    const c = this.dialect.columns.checkpoints;
+    return this.dialect.insert({
+      table: c.table,
+      columns: [
+        c.threadId,
+        c.checkpointNs,
+        c.checkpointId,
+        c.parentCheckpointId,
+        c.checkpointType,
+        c.checkpoint,
+        c.channelVersions,
+        c.metadata,
+        c.createdAt,
+      ],
+      rows: records.map((r) => [
+        this.staging,
+        r.ns,
+        requireId(r.checkpointId, "checkpoint_id"),
+        r.parentCheckpointId === null ? null : requireId(r.parentCheckpointId, "parent_checkpoint_id"),
+        r.type,
+        toBuffer(r.checkpoint),
+        this.dialect.jsonParam(JSON.stringify(r.channelVersions)),
+        this.dialect.jsonParam(serializeMetadata(r.metadata)),
+        // The original time, which the saver's put would replace with now.
+        this.dialect.epochMillis(r.createdAt),
+      ]),
+      conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
+      update: [],
+    });
+  }
+
+  private insertWrites(records: WriteRecord[]): SQL {
+    const w = this.dialect.columns.writes;
+    return this.dialect.insert({
+      table: w.table,
+      columns: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.blob, w.taskPath],
+      rows: records.map((r) => [
+        this.staging,
+        r.ns,
+        requireId(r.checkpointId, "checkpoint_id"),
+        requireId(r.taskId, "task_id"),
+        r.idx,
+        r.channel,
+        r.type,
+        r.value && toBuffer(r.value),
+        r.taskPath,
+      ]),
+      conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
+      update: [],
+    });
   }
 }
 

@@ -88,8 +88,64 @@ async function printImport(out: Output, summary: ImportSummary, json: boolean | 
   }
 }
 
+type ImportFlags = SourceFlags & { from?: string; file?: string; replace?: boolean; dryRun?: boolean };
+type ExportFlags = SourceFlags & { filter?: Filter; out?: string };
+
+async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise<void> {
+  const url = kit.urlOf(options);
+  if ((options.from === undefined) === (options.file === undefined)) {
+    throw new UsageError("give the source with exactly one of --from <url> and --file <path>");
+  }
+  if (options.file !== undefined && (options.format !== undefined || options.schema !== undefined)) {
+    throw new UsageError("--format and --schema describe a source database, not a file");
+  }
+  // The target's tables must exist (the migrate command creates them).
+  await withSaver(url, { requireSchema: true }, async () => {});
+  const from: ImportFrom =
+    options.file !== undefined
+      ? { file: options.file, threadIds: options.thread }
+      : databaseSource(options.from as string, options);
+  const bar = progressBar(options.dryRun ? "count" : "import", options.progress);
+  let summary: ImportSummary;
+  try {
+    summary = await importThreads(url, from, {
+      replace: options.replace,
+      dryRun: options.dryRun,
+      onProgress: (progress) => bar.report(progress),
+    });
+  } finally {
+    bar.stop();
+  }
+  await printImport(kit.out, summary, options.json);
+}
+
+async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise<void> {
+  const url = kit.urlOf(options);
+  const bar = progressBar("export", options.progress);
+  let summary: ExportSummary;
+  try {
+    summary = await exportThreads(databaseSource(url, options, options.filter), options.out ?? process.stdout, {
+      onProgress: (progress) => bar.report(progress),
+    });
+  } finally {
+    bar.stop();
+  }
+  // With the file on stdout, the summary goes to stderr.
+  const report = async (text: string) =>
+    options.out === undefined ? void process.stderr.write(`${text}\n`) : kit.out.line(text);
+  if (options.json && options.out !== undefined) await kit.out.json(summary);
+  else {
+    await report(
+      `exported ${plural(summary.threads - summary.failed.length, "thread")} (${plural(summary.checkpoints, "checkpoint")}, ${plural(summary.blobs, "blob")}, ${plural(summary.writes, "pending write")})`,
+    );
+    for (const failure of summary.failed) {
+      await report(`failed: thread ${JSON.stringify(failure.threadId)}: ${failure.error}`);
+    }
+  }
+  if (summary.failed.length > 0) throw new CliError(`${plural(summary.failed.length, "thread")} failed`);
+}
+
 export function registerTransferCommands(program: Command, kit: TransferCommandKit): void {
-  const { out } = kit;
   kit
     .progressOptions(
       sourceOptions(
@@ -104,33 +160,7 @@ export function registerTransferCommands(program: Command, kit: TransferCommandK
         .option("--replace", "overwrite target threads that exist with other content")
         .option("--dry-run", "read and count what would be imported, write nothing"),
     )
-    .action(async (options: SourceFlags & { from?: string; file?: string; replace?: boolean; dryRun?: boolean }) => {
-      const url = kit.urlOf(options);
-      if ((options.from === undefined) === (options.file === undefined)) {
-        throw new UsageError("give the source with exactly one of --from <url> and --file <path>");
-      }
-      if (options.file !== undefined && (options.format !== undefined || options.schema !== undefined)) {
-        throw new UsageError("--format and --schema describe a source database, not a file");
-      }
-      // The target's tables must exist (the migrate command creates them).
-      await withSaver(url, { requireSchema: true }, async () => {});
-      const from: ImportFrom =
-        options.file !== undefined
-          ? { file: options.file, threadIds: options.thread }
-          : databaseSource(options.from as string, options);
-      const bar = progressBar(options.dryRun ? "count" : "import", options.progress);
-      let summary: ImportSummary;
-      try {
-        summary = await importThreads(url, from, {
-          replace: options.replace,
-          dryRun: options.dryRun,
-          onProgress: (progress) => bar.report(progress),
-        });
-      } finally {
-        bar.stop();
-      }
-      await printImport(out, summary, options.json);
-    });
+    .action((options: ImportFlags) => runImport(kit, options));
 
   kit
     .progressOptions(
@@ -140,29 +170,5 @@ export function registerTransferCommands(program: Command, kit: TransferCommandK
         .addOption(kit.filterOption())
         .option("--out <file>", "write to this file instead of stdout"),
     )
-    .action(async (options: SourceFlags & { filter?: Filter; out?: string }) => {
-      const url = kit.urlOf(options);
-      const bar = progressBar("export", options.progress);
-      let summary: ExportSummary;
-      try {
-        summary = await exportThreads(databaseSource(url, options, options.filter), options.out ?? process.stdout, {
-          onProgress: (progress) => bar.report(progress),
-        });
-      } finally {
-        bar.stop();
-      }
-      // With the file on stdout, the summary goes to stderr.
-      const report = async (text: string) =>
-        options.out === undefined ? void process.stderr.write(`${text}\n`) : out.line(text);
-      if (options.json && options.out !== undefined) await out.json(summary);
-      else {
-        await report(
-          `exported ${plural(summary.threads - summary.failed.length, "thread")} (${plural(summary.checkpoints, "checkpoint")}, ${plural(summary.blobs, "blob")}, ${plural(summary.writes, "pending write")})`,
-        );
-        for (const failure of summary.failed) {
-          await report(`failed: thread ${JSON.stringify(failure.threadId)}: ${failure.error}`);
-        }
-      }
-      if (summary.failed.length > 0) throw new CliError(`${plural(summary.failed.length, "thread")} failed`);
-    });
+    .action((options: ExportFlags) => runExport(kit, options));
 }
