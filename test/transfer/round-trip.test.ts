@@ -50,6 +50,7 @@ describe("moving our threads to another database", () => {
 
   it.each(["postgres", "mysql"] as const)(
     "SQLite → file → %s with the CLI, and back to SQLite directly",
+    { timeout: 180_000 },
     async (dialect) => {
       const copy = await target(dialect);
       const imported = await runCli(["import", "--url", copy.url, "--file", file("origin.jsonl"), "--json"]);
