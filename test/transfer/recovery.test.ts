@@ -41,7 +41,7 @@ async function exported(url: string, name: string): Promise<Record<string, strin
 describe.each(DIALECTS)("a killed import on %s", (dialect) => {
   it("leaves no thread half written, and a second run ends with every thread whole", { timeout: 180_000 }, async () => {
     const file = path(`kill-${dialect}.jsonl`);
-    await writeSyntheticFile(file, { threads: 3, checkpoints: 600, prefix: `kill-${dialect}` });
+    await writeSyntheticFile(file, { threads: 3, checkpoints: 300, prefix: `kill-${dialect}` });
     const expected = threadsOfFile(readText(file));
     const { saver, url } = await target(dialect);
 
