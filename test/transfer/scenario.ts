@@ -81,7 +81,7 @@ function plainSnapshot(snapshot: StateSnapshot): unknown {
     parentConfig: snapshot.parentConfig,
     metadata: normalize(snapshot.metadata),
     createdAt: snapshot.createdAt,
-    tasks: snapshot.tasks.map((task) => ({
+    taskIds: snapshot.tasks.map((task) => ({
       id: task.id,
       name: task.name,
       path: task.path,
