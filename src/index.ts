@@ -13,3 +13,4 @@ export {
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
 export { DrizzleSaver, type DrizzleSaverOptions, type ThreadSummary } from "./saver/saver.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
+export * from "./transfer/index.js";

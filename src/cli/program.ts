@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import { history, show, status, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
+import { registerTransferCommands } from "./commands/transfer.js";
 import { requireUrl, URL_ENV } from "./database.js";
 import {
   type Filter,
@@ -166,6 +167,8 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       await expire(urlOf(options), options, out);
     },
   );
+
+  registerTransferCommands(program, { out, urlOf, databaseCommand, filterOption, progressOptions });
 
   return program;
 }

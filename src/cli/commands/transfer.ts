@@ -1,0 +1,174 @@
+import { type Command, Option } from "commander";
+import {
+  type DatabaseSourceOptions,
+  type ExportSummary,
+  exportThreads,
+  type ImportFrom,
+  type ImportSummary,
+  importThreads,
+  SOURCE_FORMATS,
+  type SourceFormat,
+  type TransferProgress,
+} from "../../transfer/index.js";
+import { withSaver } from "../database.js";
+import { CliError, UsageError } from "../errors.js";
+import type { Filter } from "../options.js";
+import { type Output, plural } from "../output.js";
+import { type Progress, startProgress } from "../progress.js";
+
+/** What program.ts lends these commands, so they read like its own. */
+export interface TransferCommandKit {
+  out: Output;
+  urlOf(options: { url?: string }): string;
+  databaseCommand(program: Command, name: string, description: string): Command;
+  filterOption(): Option;
+  progressOptions(command: Command): Command;
+}
+
+interface SourceFlags {
+  url?: string;
+  json?: boolean;
+  thread?: string[];
+  format?: SourceFormat;
+  schema?: string;
+  progress?: boolean;
+}
+
+const sourceOptions = (command: Command) =>
+  command
+    .option("--thread <id...>", "only these threads (repeatable); every thread by default")
+    .addOption(
+      new Option("--format <format>", "the source's format; detected from its tables by default").choices(
+        SOURCE_FORMATS,
+      ),
+    )
+    .option(
+      "--schema <schema>",
+      'schema of the official PostgreSQL saver\'s tables (its "schema" option; default public)',
+    );
+
+/** A progress bar started at the first report, when the total (if the source knows it) is known. */
+function progressBar(label: string, mode: boolean | undefined) {
+  let bar: Progress | undefined;
+  return {
+    report(progress: TransferProgress) {
+      bar ??= startProgress(progress.total ?? 0, label, mode);
+      bar.update(progress.threads);
+    },
+    stop() {
+      bar?.stop();
+    },
+  };
+}
+
+function databaseSource(url: string, flags: SourceFlags, filter?: Filter): DatabaseSourceOptions {
+  return { url, format: flags.format, schema: flags.schema, threadIds: flags.thread, filter };
+}
+
+async function printImport(out: Output, summary: ImportSummary, json: boolean | undefined): Promise<void> {
+  if (json) {
+    await out.json(summary);
+  } else {
+    const moved = `${plural(summary.checkpoints, "checkpoint")}, ${plural(summary.blobs, "blob")}, ${plural(summary.writes, "pending write")}`;
+    const verb = summary.dryRun ? "would import" : "imported";
+    await out.line(
+      `${verb} ${plural(summary.imported, "thread")}${summary.dryRun ? "" : `, replaced ${summary.replaced}, unchanged ${summary.unchanged}`} (${moved})`,
+    );
+    for (const failure of summary.failed)
+      await out.line(`failed: thread ${JSON.stringify(failure.threadId)}: ${failure.error}`);
+    if (summary.sourceError) await out.line(`the source stopped: ${summary.sourceError}`);
+  }
+  const problems = summary.failed.length + (summary.sourceError ? 1 : 0);
+  if (problems > 0) {
+    throw new CliError(
+      summary.sourceError && summary.failed.length === 0
+        ? `the source could not be read to its end: ${summary.sourceError}`
+        : `${plural(summary.failed.length, "thread")} failed`,
+    );
+  }
+}
+
+type ImportFlags = SourceFlags & { from?: string; file?: string; replace?: boolean; dryRun?: boolean };
+type ExportFlags = SourceFlags & { filter?: Filter; out?: string };
+
+async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise<void> {
+  const url = kit.urlOf(options);
+  if ((options.from === undefined) === (options.file === undefined)) {
+    throw new UsageError("give the source with exactly one of --from <url> and --file <path>");
+  }
+  if (options.file !== undefined && (options.format !== undefined || options.schema !== undefined)) {
+    throw new UsageError("--format and --schema describe a source database, not a file");
+  }
+  // The target's tables must exist (the migrate command creates them).
+  await withSaver(url, { requireSchema: true }, async () => {});
+  const from: ImportFrom =
+    options.file !== undefined
+      ? { file: options.file, threadIds: options.thread }
+      : databaseSource(options.from as string, options);
+  const bar = progressBar(options.dryRun ? "count" : "import", options.progress);
+  let summary: ImportSummary;
+  try {
+    summary = await importThreads(url, from, {
+      replace: options.replace,
+      dryRun: options.dryRun,
+      onProgress: (progress) => bar.report(progress),
+    });
+  } finally {
+    bar.stop();
+  }
+  await printImport(kit.out, summary, options.json);
+}
+
+async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise<void> {
+  const url = kit.urlOf(options);
+  const bar = progressBar("export", options.progress);
+  let summary: ExportSummary;
+  try {
+    summary = await exportThreads(databaseSource(url, options, options.filter), options.out ?? process.stdout, {
+      onProgress: (progress) => bar.report(progress),
+    });
+  } finally {
+    bar.stop();
+  }
+  // With the file on stdout, the summary goes to stderr.
+  const report = async (text: string) =>
+    options.out === undefined ? void process.stderr.write(`${text}\n`) : kit.out.line(text);
+  if (options.json && options.out !== undefined) await kit.out.json(summary);
+  else {
+    await report(
+      `exported ${plural(summary.threads - summary.failed.length, "thread")} (${plural(summary.checkpoints, "checkpoint")}, ${plural(summary.blobs, "blob")}, ${plural(summary.writes, "pending write")})`,
+    );
+    for (const failure of summary.failed) {
+      await report(`failed: thread ${JSON.stringify(failure.threadId)}: ${failure.error}`);
+    }
+  }
+  if (summary.failed.length > 0) throw new CliError(`${plural(summary.failed.length, "thread")} failed`);
+}
+
+export function registerTransferCommands(program: Command, kit: TransferCommandKit): void {
+  kit
+    .progressOptions(
+      sourceOptions(
+        kit.databaseCommand(
+          program,
+          "import",
+          "copy threads into this database from another one (ours or an official saver's) or from an export file",
+        ),
+      )
+        .option("--from <url>", "source database URL (ours on any database, or the official savers' tables)")
+        .option("--file <path>", 'a file written by the export command; "-" reads stdin')
+        .option("--replace", "overwrite target threads that exist with other content")
+        .option("--dry-run", "read and count what would be imported, write nothing"),
+    )
+    .action((options: ImportFlags) => runImport(kit, options));
+
+  kit
+    .progressOptions(
+      sourceOptions(
+        kit.databaseCommand(program, "export", "write threads to a file (JSON lines, see docs/transfer-format.md)"),
+      )
+        .addOption(kit.filterOption())
+        .option("--out <file>", "write to this file instead of stdout"),
+    )
+    .action((options: ExportFlags) => runExport(kit, options));
+}

@@ -1,0 +1,219 @@
+import { createWriteStream } from "node:fs";
+import type { Readable, Writable } from "node:stream";
+import { connect } from "../drivers/connect.js";
+import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../drivers/registry.js";
+import { InvalidInputError } from "../errors.js";
+import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
+import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
+import { FileSource } from "./sources/file.js";
+import { type DatabaseSourceOptions, openDatabaseSource } from "./sources/open.js";
+import { type ThreadOutcome, ThreadWriter } from "./target.js";
+
+/** A source: a database (ours or an official saver's), a transfer file (path, "-" for stdin, or a stream), or one already open. */
+export type ImportFrom = DatabaseSourceOptions | { file: string | Readable; threadIds?: string[] } | TransferSource;
+
+export interface TransferProgress {
+  /** Threads handled so far (written, skipped or failed). */
+  threads: number;
+  /** Threads the source holds, when it can tell (a file cannot). */
+  total?: number;
+}
+
+export interface ImportOptions {
+  /** Overwrite target threads that exist with other content (otherwise each is a failure). */
+  replace?: boolean;
+  /** Read and count everything, write nothing. */
+  dryRun?: boolean;
+  /** Tables of the application's own schema on the target (see DrizzleSaverOptions.tables). */
+  tables?: CheckpointTables;
+  onProgress?: (progress: TransferProgress) => void;
+}
+
+export interface ThreadFailure {
+  threadId: string;
+  error: string;
+}
+
+export interface ImportSummary extends RecordCounts {
+  dryRun: boolean;
+  /** Threads written anew (or, in a dry run, that would be read). */
+  imported: number;
+  replaced: number;
+  /** Threads the target already held with the same content. */
+  unchanged: number;
+  failed: ThreadFailure[];
+  /** A problem with the source as a whole (a truncated file); threads before it were handled. */
+  sourceError?: string;
+}
+
+export interface ExportOptions {
+  onProgress?: (progress: TransferProgress) => void;
+}
+
+export interface ExportSummary extends RecordCounts {
+  threads: number;
+  failed: ThreadFailure[];
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+async function openSource(from: ImportFrom): Promise<{ source: TransferSource; owned: boolean }> {
+  if ("threads" in from && typeof from.threads === "function") return { source: from, owned: false };
+  if ("file" in from) {
+    const { file, threadIds } = from;
+    const source =
+      typeof file === "string" ? FileSource.open(file, { threadIds }) : new FileSource(file, { threadIds });
+    return { source, owned: true };
+  }
+  return { source: await openDatabaseSource(from as DatabaseSourceOptions), owned: true };
+}
+
+/**
+ * Copies threads from a source into one of our databases (its tables must exist:
+ * call `setup()` first). Each thread is written whole or not at all; a thread that
+ * fails is reported and the others go on. Running it again finishes an interrupted run.
+ */
+export async function importThreads(
+  target: SupportedDatabase | string,
+  from: ImportFrom,
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  const connection = typeof target === "string" ? await connect(target) : undefined;
+  try {
+    const { dialect } = resolveDialect(connection?.db ?? (target as SupportedDatabase), options.tables);
+    const { source, owned } = await openSource(from);
+    try {
+      const threadIds = "file" in from ? from.threadIds : undefined;
+      return await runImport(source, new ThreadWriter(dialect), { ...options, threadIds });
+    } finally {
+      if (owned) await source.close().catch(() => {});
+    }
+  } finally {
+    await connection?.close();
+  }
+}
+
+async function runImport(
+  source: TransferSource,
+  writer: ThreadWriter,
+  options: ImportOptions & { threadIds?: string[] },
+): Promise<ImportSummary> {
+  const summary: ImportSummary = {
+    dryRun: options.dryRun === true,
+    imported: 0,
+    replaced: 0,
+    unchanged: 0,
+    failed: [],
+    ...noRecords(),
+  };
+  const total = options.onProgress ? await source.countThreads() : undefined;
+  let handled = 0;
+  const named = new Set(options.threadIds ?? []);
+  try {
+    for await (const { threadId, records } of source.threads()) {
+      named.delete(threadId);
+      const counts = noRecords();
+      try {
+        if (!options.dryRun) await writer.begin(threadId);
+        for await (const record of records) {
+          countRecord(counts, record);
+          if (!options.dryRun) await writer.add(record);
+        }
+        if (counts.checkpoints === 0)
+          throw new InvalidInputError(`thread "${threadId}" has no checkpoints in the source`);
+        const outcome: ThreadOutcome = options.dryRun
+          ? "imported"
+          : await writer.finish(threadId, options.replace === true);
+        summary[outcome]++;
+        if (outcome !== "unchanged") {
+          summary.checkpoints += counts.checkpoints;
+          summary.blobs += counts.blobs;
+          summary.writes += counts.writes;
+        }
+      } catch (error) {
+        if (!options.dryRun) await writer.abort().catch(() => {});
+        summary.failed.push({ threadId, error: message(error) });
+      }
+      options.onProgress?.({ threads: ++handled, total });
+    }
+  } catch (error) {
+    // A header that is not ours means nothing was read: that is an error of the call itself.
+    if (handled === 0 && error instanceof InvalidInputError && /^line 1:/.test(error.message)) throw error;
+    summary.sourceError = message(error);
+  }
+  // A file yields only the threads it holds: the named ones it lacks are failures too.
+  if (!summary.sourceError)
+    for (const threadId of named) summary.failed.push({ threadId, error: "not found in the source" });
+  return summary;
+}
+
+/** Writes lines to a stream, waiting whenever it asks to (so memory stays bounded). */
+function lineWriter(stream: Writable): (line: string) => Promise<void> {
+  return async (line) => {
+    if (stream.write(`${line}\n`)) return;
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        stream.off("drain", done);
+        stream.off("error", reject);
+        resolve();
+      };
+      stream.on("drain", done);
+      stream.once("error", reject);
+    });
+  };
+}
+
+/**
+ * Writes threads from a source as a transfer file (docs/transfer-format.md) to a
+ * path or a stream. A thread the source cannot read gets an `abort` line and is
+ * reported; the others go on.
+ */
+export async function exportThreads(
+  from: ImportFrom,
+  to: string | Writable,
+  options: ExportOptions = {},
+): Promise<ExportSummary> {
+  const { source, owned } = await openSource(from);
+  const stream = typeof to === "string" ? createWriteStream(to) : to;
+  const failure = new Promise<never>((_, reject) => stream.once("error", reject));
+  failure.catch(() => {});
+  try {
+    return await Promise.race([writeFile(source, lineWriter(stream), options), failure]);
+  } finally {
+    if (owned) await source.close().catch(() => {});
+    if (typeof to === "string") await new Promise<void>((resolve) => stream.end(resolve));
+  }
+}
+
+async function writeFile(
+  source: TransferSource,
+  write: (line: string) => Promise<void>,
+  options: ExportOptions,
+): Promise<ExportSummary> {
+  const summary: ExportSummary = { threads: 0, failed: [], ...noRecords() };
+  const total = options.onProgress ? await source.countThreads() : undefined;
+  await write(headerLine());
+  for await (const { threadId, records } of source.threads()) {
+    const counts = noRecords();
+    await write(threadLine(threadId));
+    try {
+      for await (const record of records) {
+        countRecord(counts, record);
+        await write(recordLine(record));
+      }
+      if (counts.checkpoints === 0)
+        throw new InvalidInputError(`thread "${threadId}" has no checkpoints in the source`);
+      await write(endLine(threadId, counts));
+      summary.checkpoints += counts.checkpoints;
+      summary.blobs += counts.blobs;
+      summary.writes += counts.writes;
+    } catch (error) {
+      await write(abortLine(threadId, message(error)));
+      summary.failed.push({ threadId, error: message(error) });
+    }
+    summary.threads++;
+    options.onProgress?.({ threads: summary.threads, total });
+  }
+  await write(footerLine(summary.threads));
+  return summary;
+}

@@ -1,0 +1,180 @@
+import { createReadStream, existsSync } from "node:fs";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { InvalidInputError } from "../../errors.js";
+import { checkHeader, type FileLine, parseLine } from "../format.js";
+import {
+  countRecord,
+  noRecords,
+  type ThreadSelection,
+  type ThreadStream,
+  type TransferRecord,
+  type TransferSource,
+} from "../records.js";
+
+/** Numbered lines of a stream, read one at a time (the file is never held whole). */
+class LineReader {
+  private readonly lines: AsyncIterator<string>;
+  number = 0;
+
+  constructor(input: Readable) {
+    this.lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })[Symbol.asyncIterator]();
+  }
+
+  async next(): Promise<string | undefined> {
+    for (;;) {
+      const { value, done } = await this.lines.next();
+      if (done) return undefined;
+      this.number++;
+      if (value.trim().length > 0) return value;
+    }
+  }
+}
+
+/**
+ * A transfer file as a source. Threads are yielded as they come; an error inside a
+ * thread (a malformed line, counts that do not match its `end` line, the file ending
+ * inside it) fails that thread only, and reading goes on at the next `thread` line.
+ */
+export class FileSource implements TransferSource {
+  readonly description = "transfer file";
+  private readonly reader: LineReader;
+  private readonly wanted?: Set<string>;
+  private ended = false;
+
+  constructor(
+    private readonly input: Readable,
+    selection: ThreadSelection = {},
+  ) {
+    this.reader = new LineReader(input);
+    if (selection.filter) throw new InvalidInputError("a metadata filter cannot be applied when reading a file");
+    if (selection.threadIds) this.wanted = new Set(selection.threadIds);
+  }
+
+  static open(path: string, selection?: ThreadSelection): FileSource {
+    if (path !== "-" && !existsSync(path)) throw new InvalidInputError(`no file at "${path}"`);
+    return new FileSource(path === "-" ? process.stdin : createReadStream(path), selection);
+  }
+
+  async countThreads(): Promise<undefined> {
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.input !== process.stdin) this.input.destroy();
+  }
+
+  private async nextLine(): Promise<FileLine | undefined> {
+    const text = await this.reader.next();
+    return text === undefined ? undefined : parseLine(text, this.reader.number);
+  }
+
+  async *threads(): AsyncGenerator<ThreadStream> {
+    let header: FileLine | undefined;
+    try {
+      header = await this.nextLine();
+    } catch {
+      // reported by checkHeader as "not a transfer file"
+    }
+    checkHeader(header);
+    let threads = 0;
+    let line = await this.nextLine();
+    for (;;) {
+      if (line === undefined) {
+        throw new InvalidInputError(`line ${this.reader.number}: the file ends without its footer line (truncated?)`);
+      }
+      if (line.kind === "footer") {
+        if (line.threads !== threads) {
+          throw new InvalidInputError(
+            `line ${this.reader.number}: the footer counts ${line.threads} threads, the file has ${threads}`,
+          );
+        }
+        this.ended = true;
+        return;
+      }
+      if (line.kind !== "thread") {
+        throw new InvalidInputError(`line ${this.reader.number}: expected a "thread" line, found "${line.kind}"`);
+      }
+      threads++;
+      const { threadId } = line;
+      const stream = this.threadRecords(threadId);
+      if (!this.wanted || this.wanted.has(threadId)) yield { threadId, records: stream };
+      // Whatever the consumer left unread (or an error left behind) is skipped here.
+      line = await this.skipToNextThread(stream);
+    }
+  }
+
+  /** Finishes a thread's records; after a bad line, skips to the next thread or the footer. */
+  private async skipToNextThread(stream: AsyncGenerator<TransferRecord>): Promise<FileLine | undefined> {
+    try {
+      for await (const _ of stream) {
+        // draining
+      }
+    } catch {
+      // The consumer saw this error when it read the thread (or did not select it).
+    }
+    if (this.pendingLine !== null) {
+      const line = this.pendingLine;
+      this.pendingLine = null;
+      return line;
+    }
+    for (;;) {
+      const text = await this.reader.next();
+      if (text === undefined) return undefined;
+      if (!/"kind"\s*:\s*"(thread|footer)"/.test(text)) continue;
+      try {
+        return parseLine(text, this.reader.number);
+      } catch {
+        // a damaged line: keep looking
+      }
+    }
+  }
+
+  /** A line read past a thread's end (the next thread or the footer), handed to `threads()`. */
+  private pendingLine: FileLine | undefined | null = null;
+
+  private async *threadRecords(threadId: string): AsyncGenerator<TransferRecord> {
+    const counts = noRecords();
+    for (;;) {
+      const line = await this.nextLine();
+      if (line === undefined) {
+        throw new InvalidInputError(
+          `line ${this.reader.number}: the file ends inside thread "${threadId}" (truncated?)`,
+        );
+      }
+      if (line.kind === "record") {
+        countRecord(counts, line.record);
+        yield line.record;
+        continue;
+      }
+      if (line.kind === "abort") {
+        throw new InvalidInputError(
+          `line ${this.reader.number}: the export of thread "${threadId}" failed: ${line.error}`,
+        );
+      }
+      if (line.kind === "thread" || line.kind === "footer") this.pendingLine = line;
+      if (line.kind !== "end" || line.threadId !== threadId) {
+        throw new InvalidInputError(
+          `line ${this.reader.number}: thread "${threadId}" has no "end" line (found "${line.kind}"; truncated?)`,
+        );
+      }
+      const expected = line.counts;
+      if (
+        expected.checkpoints !== counts.checkpoints ||
+        expected.blobs !== counts.blobs ||
+        expected.writes !== counts.writes
+      ) {
+        throw new InvalidInputError(
+          `line ${this.reader.number}: thread "${threadId}" should have ${expected.checkpoints} checkpoints, ${expected.blobs} blobs and ${expected.writes} writes; the file has ${counts.checkpoints}, ${counts.blobs} and ${counts.writes}`,
+        );
+      }
+      this.pendingLine = null;
+      return;
+    }
+  }
+
+  /** Whether the footer was read: the whole file arrived. */
+  get complete(): boolean {
+    return this.ended;
+  }
+}

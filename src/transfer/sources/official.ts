@@ -1,0 +1,115 @@
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { CheckpointSaverError, InvalidInputError, SerializationError } from "../../errors.js";
+import type { CheckpointRecord } from "../records.js";
+import { convertVersions, type OfficialCheckpoint } from "../versions.js";
+
+/** The package that reads an official saver's data is needed but not installed. */
+export class MissingPackageError extends CheckpointSaverError {
+  override name = "MissingPackageError";
+}
+
+/** A saver class whose constructor only stores its connection (true of both official savers). */
+type SaverClass = new (connection: never) => { serde: SerializerProtocol };
+
+/**
+ * The serializer an official saver reads its values with, taken from the saver itself
+ * so the import reads exactly what that saver would. The packages are optional: they
+ * are imported only when their data is read, with a message saying what to install.
+ */
+export async function officialSerde(pkg: "postgres" | "sqlite"): Promise<SerializerProtocol> {
+  const name = `@langchain/langgraph-checkpoint-${pkg}`;
+  let saverClass: SaverClass;
+  try {
+    const module = (await import(name)) as Record<string, SaverClass>;
+    saverClass = module[pkg === "postgres" ? "PostgresSaver" : "SqliteSaver"];
+  } catch (error) {
+    throw new MissingPackageError(
+      `reading the official ${pkg === "postgres" ? "PostgreSQL" : "SQLite"} saver's data needs its package: npm install ${name}`,
+      { cause: error },
+    );
+  }
+  return new saverClass(undefined as never).serde;
+}
+
+/** Decodes a value with the official serializer; a failure names the row. */
+export async function decodeOfficial(
+  serde: SerializerProtocol,
+  type: string | null,
+  bytes: Uint8Array | string | null,
+  where: string,
+): Promise<unknown> {
+  try {
+    return await serde.loadsTyped(type ?? "json", bytes ?? "");
+  } catch (error) {
+    throw new SerializationError(
+      `${where}: the official serializer cannot read this value (${error instanceof Error ? error.message : String(error)}); nothing of this thread was written`,
+      { cause: error },
+    );
+  }
+}
+
+/** Encodes a value with our serializer. */
+export async function encodeOurs(
+  serde: SerializerProtocol,
+  value: unknown,
+  where: string,
+): Promise<[string, Uint8Array]> {
+  try {
+    return await serde.dumpsTyped(value);
+  } catch (error) {
+    throw new SerializationError(
+      `${where}: our serializer cannot write this value (${error instanceof Error ? error.message : String(error)})`,
+      { cause: error },
+    );
+  }
+}
+
+export interface OfficialRow {
+  threadId: string;
+  ns: string;
+  checkpointId: string;
+  parentCheckpointId: string | null;
+  checkpoint: OfficialCheckpoint;
+  metadata: unknown;
+}
+
+/** Where a checkpoint row is, for messages. */
+export function rowName(table: string, row: { threadId: string; ns: string; checkpointId: string }): string {
+  return `${table} row (thread_id "${row.threadId}", checkpoint_ns "${row.ns}", checkpoint_id "${row.checkpointId}")`;
+}
+
+/**
+ * An official checkpoint as our checkpoint row: versions converted, the channel
+ * values left out (they travel as blobs), `created_at` from the checkpoint's `ts`
+ * (the official tables keep no time of their own).
+ */
+export async function toCheckpointRecord(
+  ours: SerializerProtocol,
+  row: OfficialRow,
+  suffixOf: (channel: string) => string,
+  where: string,
+): Promise<CheckpointRecord> {
+  if (row.checkpoint === null || typeof row.checkpoint !== "object") {
+    throw new InvalidInputError(`${where}: the checkpoint is not an object`);
+  }
+  const { channel_values: _values, ...rest } = row.checkpoint;
+  const { checkpoint, channelVersions } = convertVersions(rest, suffixOf, where);
+  const createdAt = Date.parse(String(checkpoint.ts));
+  if (Number.isNaN(createdAt)) throw new InvalidInputError(`${where}: the checkpoint's ts is not a date`);
+  const metadata = row.metadata ?? {};
+  if (typeof metadata !== "object" || Array.isArray(metadata)) {
+    throw new InvalidInputError(`${where}: the metadata is not an object`);
+  }
+  const [type, bytes] = await encodeOurs(ours, checkpoint, where);
+  return {
+    kind: "checkpoint",
+    ns: row.ns,
+    checkpointId: row.checkpointId,
+    parentCheckpointId: row.parentCheckpointId,
+    createdAt,
+    type,
+    checkpoint: bytes,
+    channelVersions,
+    metadata: metadata as Record<string, unknown>,
+  };
+}

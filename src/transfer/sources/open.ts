@@ -1,0 +1,124 @@
+import { existsSync } from "node:fs";
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { connect, POSTGRES_OPTIONS } from "../../drivers/connect.js";
+import { resolve } from "../../drivers/registry.js";
+import { InvalidInputError } from "../../errors.js";
+import { MsgpackSerializer } from "../../serde/msgpack.js";
+import type { ThreadSelection, TransferSource } from "../records.js";
+import { officialSerde } from "./official.js";
+import { OfficialPostgresSource } from "./official-postgres.js";
+import { OfficialSqliteSource } from "./official-sqlite.js";
+import { OurSource } from "./ours.js";
+
+export const SOURCE_FORMATS = ["ours", "official-postgres", "official-sqlite"] as const;
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+
+export interface DatabaseSourceOptions extends ThreadSelection {
+  /** Source database URL: postgres://, postgresql://, mysql://, file:<path> or a path. */
+  url: string;
+  /** The source's format; detected from its tables when omitted. */
+  format?: SourceFormat;
+  /** Schema of the official PostgreSQL saver's tables (its `schema` option); default "public". */
+  schema?: string;
+  /** Our serializer, for values converted from an official saver; MessagePack by default. */
+  serde?: SerializerProtocol;
+}
+
+function schemeOf(url: string): string | undefined {
+  return /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
+}
+
+/** Opens a database as a source, detecting whose tables it holds unless `format` says. */
+export async function openDatabaseSource(options: DatabaseSourceOptions): Promise<TransferSource> {
+  const { url } = options;
+  const scheme = schemeOf(url);
+  const ours = options.serde ?? new MsgpackSerializer();
+  if (scheme === "postgres" || scheme === "postgresql") return openPostgres(options, ours);
+  if (scheme === "mysql") {
+    if (options.format && options.format !== "ours") {
+      throw new InvalidInputError(`a MySQL source can only be in our format, not "${options.format}"`);
+    }
+    return openOurs(url, options);
+  }
+  const path = scheme === "file" ? url.replace(/^file:(\/\/)?/i, "") : url;
+  if (scheme !== undefined && scheme !== "file") {
+    throw new InvalidInputError(`unsupported source URL scheme "${scheme}:"`);
+  }
+  if (!existsSync(path)) throw new InvalidInputError(`no SQLite file at "${path}"`);
+  const { default: Database } = await import("better-sqlite3");
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    const format = options.format ?? sqliteFormat(db);
+    if (format === "official-sqlite") {
+      return new OfficialSqliteSource(db, await officialSerde("sqlite"), ours, options);
+    }
+    if (format === "official-postgres")
+      throw new InvalidInputError("an SQLite file cannot hold official-postgres tables");
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  db.close();
+  return openOurs(url, options);
+}
+
+function sqliteFormat(db: import("better-sqlite3").Database): SourceFormat {
+  const columns = (table: string) =>
+    (db.prepare(`select name from pragma_table_info(?)`).all(table) as { name: string }[]).map((c) => c.name);
+  const checkpoints = columns("checkpoints");
+  if (checkpoints.includes("checkpoint_type") && columns("checkpoint_blobs").length > 0) return "ours";
+  if (checkpoints.includes("type") && columns("writes").length > 0) return "official-sqlite";
+  throw new InvalidInputError("the SQLite file holds no checkpoint tables, neither ours nor the official saver's");
+}
+
+async function openOurs(url: string, selection: ThreadSelection): Promise<TransferSource> {
+  const connection = await connect(url);
+  try {
+    const { dialect } = resolve(connection.db, undefined);
+    return new OurSource(dialect, selection, connection.close);
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
+async function openPostgres(options: DatabaseSourceOptions, ours: SerializerProtocol): Promise<TransferSource> {
+  const { default: postgres } = await import("postgres");
+  const sql = postgres(options.url, { ...POSTGRES_OPTIONS, max: 1 });
+  try {
+    let format = options.format;
+    if (format === undefined) {
+      // Our checkpoints table has checkpoint_type (bytes); the official one type and a JSONB checkpoint.
+      const rows = await sql`select column_name from information_schema.columns
+        where table_name = 'checkpoints' and table_schema = coalesce(${options.schema ?? null}::text, current_schema())`;
+      const names = rows.map((row) => row.column_name as string);
+      if (names.includes("checkpoint_type")) format = "ours";
+      else if (names.includes("type")) format = "official-postgres";
+      else
+        throw new InvalidInputError(
+          `the database holds no checkpoints table${options.schema ? ` in schema "${options.schema}"` : ""}, neither ours nor the official saver's`,
+        );
+    }
+    if (format === "official-postgres") {
+      return new OfficialPostgresSource(
+        sql,
+        options.schema ?? "public",
+        await officialSerde("postgres"),
+        ours,
+        options,
+      );
+    }
+    if (format === "official-sqlite")
+      throw new InvalidInputError("a PostgreSQL database cannot hold official-sqlite tables");
+    if (options.schema !== undefined) {
+      throw new InvalidInputError(
+        "--schema names the official PostgreSQL saver's schema; our tables are found on the search path",
+      );
+    }
+  } catch (error) {
+    await sql.end({ timeout: 5 });
+    throw error;
+  }
+  await sql.end({ timeout: 5 });
+  return openOurs(options.url, options);
+}
