@@ -18,6 +18,27 @@ export const POSTGRES_OPTIONS = {
   connection: { plan_cache_mode: "force_generic_plan" },
 };
 
+const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+
+/**
+ * Switches an SQLite file to WAL. On a file not yet in WAL the switch reads the header,
+ * then upgrades that read lock to a write lock, and SQLite never calls the busy handler
+ * on an upgrade: a process that opens the file while another one switches or writes it
+ * gets SQLITE_BUSY at once. So the switch is retried here, within the busy timeout.
+ */
+async function switchToWal(sqlite: { pragma(source: string): unknown }): Promise<void> {
+  const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      sqlite.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
 /**
  * Opens a connection for `DrizzleSaver.fromUrl`. Drivers are optional peer
  * dependencies, so each is imported only when its scheme is used.
@@ -52,8 +73,13 @@ export async function connect(url: string): Promise<OwnedConnection> {
   const sqlite = new Database(path);
   // WAL lets readers work while a writer commits; the busy timeout makes writers
   // from other processes wait for the lock instead of failing with SQLITE_BUSY.
-  sqlite.pragma("busy_timeout = 10000"); // first: switching to WAL takes a lock too
-  if (path !== ":memory:") sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  try {
+    if (path !== ":memory:") await switchToWal(sqlite);
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
   sqlite.pragma("synchronous = NORMAL");
   return {
     db: drizzle(sqlite),

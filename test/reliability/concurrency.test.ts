@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
@@ -236,6 +237,36 @@ describe.each(DIALECTS)("concurrent processes on %s", (dialect: DialectName) => 
 });
 
 describe("a brand-new SQLite file opened by several processes at once", () => {
+  it("fromUrl waits for another connection's write lock while it switches a new file to WAL", async () => {
+    // The switch upgrades a read lock to a write lock, where SQLite never calls the busy handler:
+    // under load, a process opening the file while another one switched or wrote it failed at once.
+    const dir = mkdtempSync(join(tmpdir(), "lgcd-rel-"));
+    const path = join(dir, "locked.db");
+    const holder = new Database(path);
+    try {
+      holder.exec("begin immediate; create table app (x integer)");
+      const released = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          holder.exec("commit");
+          resolve();
+        }, 300),
+      );
+      const saver = await DrizzleSaver.fromUrl(path);
+      try {
+        await released;
+        await saver.setup();
+        const reader = new Database(path, { readonly: true });
+        expect(reader.pragma("journal_mode", { simple: true })).toBe("wal");
+        reader.close();
+      } finally {
+        await saver.close();
+      }
+    } finally {
+      holder.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it(
     `${PROCESSES} processes open, migrate and write the same new file with no "database is locked"`,
     async () => {
