@@ -8,6 +8,19 @@ export interface SqliteConnection {
   run(statement: Statement): number | Promise<number>;
 }
 
+/** Whether a transaction is open, and resolves when it ends. */
+interface TransactionLock {
+  open?: Promise<void>;
+}
+
+/**
+ * Shared by every synchronous connection of the process. Such a driver waits for another
+ * connection's lock inside SQLite's busy handler, which blocks the whole thread: a
+ * transaction open on one connection (between two awaits) could then never finish while
+ * another connection of the same process waits, and the wait ends in "database is locked".
+ */
+const synchronousConnections: TransactionLock = {};
+
 /**
  * An executor over a single SQLite connection. A transaction is BEGIN IMMEDIATE ...
  * COMMIT on that connection: the write lock is taken up front, so other processes
@@ -21,7 +34,7 @@ export function serialSqliteExecutor(
   connection: SqliteConnection,
   compile: Executor["compile"],
 ): Executor {
-  let open: Promise<void> | undefined;
+  const lock: TransactionLock = transactions === "sync" ? synchronousConnections : {};
   const inside: Runner = {
     all: async (statement) => connection.all(statement),
     run: async (statement) => connection.run(statement),
@@ -30,7 +43,8 @@ export function serialSqliteExecutor(
     },
   };
   /** Runs `work` now when no transaction is open, else once none is (checked again each time one ends). */
-  const whenIdle = <T>(work: () => Promise<T>): Promise<T> => (open ? open.then(() => whenIdle(work)) : work());
+  const whenIdle = <T>(work: () => Promise<T>): Promise<T> =>
+    lock.open ? lock.open.then(() => whenIdle(work)) : work();
   return {
     driver,
     transactions,
@@ -40,10 +54,10 @@ export function serialSqliteExecutor(
     run: (statement) => whenIdle(() => inside.run(statement)),
     script: (statement) => whenIdle(() => inside.script(statement)),
     async transaction(work) {
-      while (open) await open;
+      while (lock.open) await lock.open;
       // No await between the check above and taking the connection below.
       let close = () => {};
-      open = new Promise((resolve) => {
+      lock.open = new Promise((resolve) => {
         close = resolve;
       });
       try {
@@ -57,7 +71,7 @@ export function serialSqliteExecutor(
           throw error;
         }
       } finally {
-        open = undefined;
+        lock.open = undefined;
         close();
       }
     },

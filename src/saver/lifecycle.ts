@@ -8,8 +8,9 @@ import {
 import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Row } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
-import { fromStoredJson, storedFilterEntries } from "./metadata.js";
-import { as, asBytes, parseJsonColumn, requireId } from "./values.js";
+import { storedFilterEntries } from "./metadata.js";
+import { chunks, removeCheckpoints } from "./remove.js";
+import { as, asBytes, requireId } from "./values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
@@ -28,22 +29,6 @@ export interface ExpireThreadsOptions {
 const SCAN_THREADS = 500;
 /** Ancestors walked by one query; below MariaDB's and MySQL's default recursion limit of 1000. */
 const WALK_DEPTH = 900;
-/** Ids per `in (...)` list, well below every driver's parameter limit. */
-const CHUNK = 500;
-
-interface StoredCheckpoint {
-  ns: string;
-  checkpointId: string;
-  parentCheckpointId: string | null;
-  versions: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-}
-
-function chunks<T>(items: T[]): T[][] {
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) result.push(items.slice(i, i + CHUNK));
-  return result;
-}
 
 /**
  * Thread lifecycle on top of a dialect: copy, prune, delete by run, expire idle
@@ -105,7 +90,7 @@ export class ThreadLifecycle {
     if (strategy !== "keep_latest") throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
     for (const threadId of threadIds) {
       requireId(threadId, "thread_id");
-      await this.removeCheckpoints(threadId, (rows) => {
+      await removeCheckpoints(this.dialect, threadId, (rows) => {
         const newest = new Map<string, string>();
         for (const row of rows) {
           if ((newest.get(row.ns) ?? "") < row.checkpointId) newest.set(row.ns, row.checkpointId);
@@ -134,7 +119,7 @@ export class ThreadLifecycle {
       for (const row of rows) threads.add(row.thread_id as string);
     }
     for (const threadId of threads) {
-      await this.removeCheckpoints(threadId, (rows) =>
+      await removeCheckpoints(this.dialect, threadId, (rows) =>
         rows.filter((row) => typeof row.metadata.run_id === "string" && runs.has(row.metadata.run_id)),
       );
     }
@@ -301,82 +286,5 @@ export class ThreadLifecycle {
     const idleBefore = this.dialect.epochMillis(idleSince.getTime());
     const rows = await this.dialect.query(this.dialect.threadActivity(cursor, idleBefore, SCAN_THREADS));
     return rows.map((row) => ({ threadId: row.thread_id as string, idle: Number(row.idle) === 1 }));
-  }
-
-  /**
-   * Deletes the checkpoints `choose` picks from one thread, with their writes and the
-   * blobs no remaining checkpoint references, in one atomic unit. A remaining
-   * checkpoint whose parent is deleted is re-linked to its nearest remaining ancestor.
-   */
-  private async removeCheckpoints(
-    threadId: string,
-    choose: (rows: StoredCheckpoint[]) => StoredCheckpoint[],
-  ): Promise<void> {
-    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
-    const rows = (
-      await this.dialect.query(sql`
-        select ${as(c.checkpointNs, "ns")}, ${as(c.checkpointId, "checkpoint_id")},
-               ${as(c.parentCheckpointId, "parent_checkpoint_id")}, ${as(c.channelVersions, "channel_versions")},
-               ${as(c.metadata, "metadata")}
-        from ${c.table} where ${c.threadId} = ${threadId}`)
-    ).map(
-      (row): StoredCheckpoint => ({
-        ns: row.ns as string,
-        checkpointId: row.checkpoint_id as string,
-        parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
-        versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
-        metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
-      }),
-    );
-    const removed = choose(rows);
-    if (removed.length === 0) return;
-
-    const statements: SQL[] = [];
-    const namespaces = new Set(removed.map((row) => row.ns));
-    for (const ns of namespaces) {
-      const nsKey = this.dialect.nsKey(ns);
-      const inNs = rows.filter((row) => row.ns === ns);
-      const gone = new Set(removed.filter((row) => row.ns === ns).map((row) => row.checkpointId));
-      const kept = inNs.filter((row) => !gone.has(row.checkpointId));
-      const parentOf = new Map(inNs.map((row) => [row.checkpointId, row.parentCheckpointId]));
-
-      for (const row of kept) {
-        let parent = row.parentCheckpointId;
-        while (parent !== null && gone.has(parent)) parent = parentOf.get(parent) ?? null;
-        if (parent !== row.parentCheckpointId) {
-          statements.push(
-            sql`update ${c.table} set ${sql.identifier(c.parentCheckpointId.name)} = ${parent}
-                where ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} = ${row.checkpointId}`,
-          );
-        }
-      }
-      const referenced = (list: StoredCheckpoint[]) =>
-        new Set(list.flatMap((row) => Object.entries(row.versions).map(([ch, v]) => JSON.stringify([ch, String(v)]))));
-      const keptBlobs = referenced(kept);
-      const orphanBlobs = [...referenced(inNs.filter((row) => gone.has(row.checkpointId)))]
-        .filter((key) => !keptBlobs.has(key))
-        .map((key) => JSON.parse(key) as [string, string]);
-      for (const ids of chunks([...gone])) {
-        const list = sql.join(
-          ids.map((id) => sql`${id}`),
-          sql`, `,
-        );
-        const where = sql`${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} in (${list})`;
-        statements.push(sql`delete from ${c.table} where ${where}`);
-        statements.push(
-          sql`delete from ${w.table} where ${w.threadId} = ${threadId} and ${w.nsKey} = ${nsKey} and ${w.checkpointId} in (${list})`,
-        );
-      }
-      for (const pairs of chunks(orphanBlobs)) {
-        const list = sql.join(
-          pairs.map(([channel, version]) => sql`(${channel}, ${version})`),
-          sql`, `,
-        );
-        statements.push(
-          sql`delete from ${b.table} where ${b.threadId} = ${threadId} and ${b.nsKey} = ${nsKey} and (${b.channel}, ${b.version}) in (${list})`,
-        );
-      }
-    }
-    await this.dialect.atomically(statements);
   }
 }

@@ -8,14 +8,34 @@ import {
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
 import { type Column, sql } from "drizzle-orm";
-import type { Dialect } from "../dialects/dialect.js";
+import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { InvalidInputError, MissingParentError } from "../errors.js";
 import { serializeMetadata } from "./metadata.js";
 import { placeholderRows, rowValues, type Statement, type Templates } from "./statements.js";
 import { configOf, configurableOf, isRecord, optionalNamespace, requireId, toBuffer } from "./values.js";
 
+/** The keys of the last `size` checkpoints a saver stored, the oldest forgotten first. */
+class RecentKeys {
+  private readonly keys = new Set<string>();
+
+  constructor(private readonly size: number) {}
+
+  add(key: string): void {
+    this.keys.delete(key);
+    this.keys.add(key);
+    if (this.keys.size > this.size) this.keys.delete(this.keys.values().next().value as string);
+  }
+
+  has(key: string): boolean {
+    return this.keys.has(key);
+  }
+}
+
 /** The write path: `put` and `putWrites`, each one atomic unit. */
 export class CheckpointWriter {
+  /** Checkpoints this saver's puts stored; see putWrites. */
+  private readonly stored = new RecentKeys(10_000);
+
   constructor(
     private readonly dialect: Dialect,
     private readonly serde: SerializerProtocol,
@@ -112,23 +132,12 @@ export class CheckpointWriter {
     // Channels this put does not write refer to values its parent's steps stored: the
     // parent must still exist when it lands (a deleteThread may have removed both).
     const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some((channel) => !(channel in newVersions));
-    const parentRows = () =>
-      sql`select 1 from ${c.table} where ${c.threadId} = ${sql.placeholder("parent.thread")} and ${c.nsKey} = ${sql.placeholder("parent.ns")} and ${c.checkpointId} = ${sql.placeholder("parent.id")}`;
     const precondition =
       parentId !== null && reliesOnStoredValues
-        ? {
-            rows: this.templates.statement("put.parent", parentRows, {
-              "parent.thread": threadId,
-              "parent.ns": this.dialect.nsKey(ns),
-              "parent.id": parentId,
-            }),
-            failure: () =>
-              new MissingParentError(
-                `put: parent checkpoint "${parentId}" of thread "${threadId}" no longer exists (the thread was deleted or pruned meanwhile); nothing was written`,
-              ),
-          }
+        ? this.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`)
         : undefined;
     await this.dialect.atomically(statements, precondition);
+    this.stored.add(JSON.stringify([threadId, ns, checkpointId]));
     return configOf({ threadId, ns, checkpointId });
   }
 
@@ -188,6 +197,31 @@ export class CheckpointWriter {
     if (special.size > 0)
       statements.push(insertWrites("special", [...special.values()], [w.channel, w.type, w.blob, w.taskPath]));
     if (regular.length > 0) statements.push(insertWrites("regular", regular, []));
-    await this.dialect.atomically(statements);
+    // Writes to a checkpoint this saver stored need it to still exist, locked like put's
+    // parent: a delete racing them either removes them with it or makes them fail. One it
+    // has not stored may still be on its way: with LangGraph's default "async" durability
+    // a step's writes are sent before its checkpoint's put has landed.
+    const precondition = this.stored.has(JSON.stringify([threadId, ns, checkpointId]))
+      ? this.checkpointExists(threadId, ns, checkpointId, `putWrites: checkpoint "${checkpointId}"`)
+      : undefined;
+    await this.dialect.atomically(statements, precondition);
+  }
+
+  /** A precondition that the checkpoint exists, failing with a MissingParentError naming `what`. */
+  private checkpointExists(threadId: string, ns: string, checkpointId: string, what: string): Precondition {
+    const c = this.dialect.columns.checkpoints;
+    const rows = () =>
+      sql`select 1 from ${c.table} where ${c.threadId} = ${sql.placeholder("parent.thread")} and ${c.nsKey} = ${sql.placeholder("parent.ns")} and ${c.checkpointId} = ${sql.placeholder("parent.id")}`;
+    return {
+      rows: this.templates.statement("put.parent", rows, {
+        "parent.thread": threadId,
+        "parent.ns": this.dialect.nsKey(ns),
+        "parent.id": checkpointId,
+      }),
+      failure: () =>
+        new MissingParentError(
+          `${what} of thread "${threadId}" no longer exists (the thread was deleted or pruned meanwhile); nothing was written`,
+        ),
+    };
   }
 }

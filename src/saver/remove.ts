@@ -1,0 +1,128 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Dialect } from "../dialects/dialect.js";
+import { fromStoredJson } from "./metadata.js";
+import { as, parseJsonColumn } from "./values.js";
+
+/** Ids per `in (...)` list, well below every driver's parameter limit. */
+const CHUNK = 500;
+
+export interface StoredCheckpoint {
+  ns: string;
+  checkpointId: string;
+  parentCheckpointId: string | null;
+  versions: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+export function chunks<T>(items: T[]): T[][] {
+  const result: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) result.push(items.slice(i, i + CHUNK));
+  return result;
+}
+
+const inList = (items: SQL[]) => sql.join(items, sql`, `);
+
+/**
+ * Deletes the checkpoints `choose` picks from one thread, with their writes and the
+ * blobs no remaining checkpoint references. A remaining checkpoint whose parent is
+ * deleted is re-linked to its nearest remaining ancestor.
+ *
+ * Two atomic units, so that a put racing the removal is never left partial. The first
+ * deletes the checkpoints: a put whose parent is among them holds that parent's lock,
+ * so it either commits first (and is kept: it is not among the chosen) or finds its
+ * parent gone and writes nothing (MissingParentError). The second decides which blobs
+ * are orphans on what remains once the first has committed, so the values a put that
+ * landed meanwhile refers to stay. A put landing after that refers only to values a
+ * remaining checkpoint also refers to, or to values it wrote itself.
+ */
+export async function removeCheckpoints(
+  dialect: Dialect,
+  threadId: string,
+  choose: (rows: StoredCheckpoint[]) => StoredCheckpoint[],
+): Promise<void> {
+  const before = await readThread(dialect, threadId);
+  const removed = choose(before);
+  if (removed.length === 0) return;
+  const gone = new Set(removed.map((row) => JSON.stringify([row.ns, row.checkpointId])));
+  const isGone = (ns: string, id: string | null) => id !== null && gone.has(JSON.stringify([ns, id]));
+  const parentOf = new Map(before.map((row) => [JSON.stringify([row.ns, row.checkpointId]), row.parentCheckpointId]));
+  const relinks = (rows: StoredCheckpoint[]) =>
+    rows.flatMap((row) => {
+      let parent = row.parentCheckpointId;
+      while (isGone(row.ns, parent)) parent = parentOf.get(JSON.stringify([row.ns, parent])) ?? null;
+      return parent === row.parentCheckpointId ? [] : [relink(dialect, threadId, row, parent)];
+    });
+
+  const { checkpoints: c, writes: w } = dialect.columns;
+  const deletes: SQL[] = [];
+  for (const ns of new Set(removed.map((row) => row.ns))) {
+    const ids = removed.filter((row) => row.ns === ns).map((row) => row.checkpointId);
+    for (const chunk of chunks(ids)) {
+      const list = inList(chunk.map((id) => sql`${id}`));
+      const key = (table: typeof c | typeof w) =>
+        sql`${table.threadId} = ${threadId} and ${table.nsKey} = ${dialect.nsKey(ns)} and ${table.checkpointId} in (${list})`;
+      deletes.push(sql`delete from ${c.table} where ${key(c)}`, sql`delete from ${w.table} where ${key(w)}`);
+    }
+  }
+  await dialect.atomically([...relinks(before.filter((row) => !isGone(row.ns, row.checkpointId))), ...deletes]);
+
+  // What remains now includes any put that committed while the checkpoints were deleted.
+  const after = await readThread(dialect, threadId);
+  const known = new Set(before.map((row) => JSON.stringify([row.ns, row.checkpointId])));
+  const newcomers = after.filter((row) => !known.has(JSON.stringify([row.ns, row.checkpointId])));
+  const cleanup = [...relinks(newcomers), ...orphanBlobDeletes(dialect, threadId, removed, after)];
+  if (cleanup.length > 0) await dialect.atomically(cleanup);
+}
+
+async function readThread(dialect: Dialect, threadId: string): Promise<StoredCheckpoint[]> {
+  const c = dialect.columns.checkpoints;
+  const rows = await dialect.query(sql`
+    select ${as(c.checkpointNs, "ns")}, ${as(c.checkpointId, "checkpoint_id")},
+           ${as(c.parentCheckpointId, "parent_checkpoint_id")}, ${as(c.channelVersions, "channel_versions")},
+           ${as(c.metadata, "metadata")}
+    from ${c.table} where ${c.threadId} = ${threadId}`);
+  return rows.map((row) => ({
+    ns: row.ns as string,
+    checkpointId: row.checkpoint_id as string,
+    parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
+    versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
+    metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
+  }));
+}
+
+function relink(dialect: Dialect, threadId: string, row: StoredCheckpoint, parent: string | null): SQL {
+  const c = dialect.columns.checkpoints;
+  return sql`update ${c.table} set ${sql.identifier(c.parentCheckpointId.name)} = ${parent}
+    where ${c.threadId} = ${threadId} and ${c.nsKey} = ${dialect.nsKey(row.ns)} and ${c.checkpointId} = ${row.checkpointId}`;
+}
+
+/** Deletes of the blobs the removed checkpoints referenced that no remaining checkpoint references. */
+function orphanBlobDeletes(
+  dialect: Dialect,
+  threadId: string,
+  removed: StoredCheckpoint[],
+  remaining: StoredCheckpoint[],
+): SQL[] {
+  const b = dialect.columns.blobs;
+  const references = (rows: StoredCheckpoint[]) =>
+    new Set(
+      rows.flatMap((row) =>
+        Object.entries(row.versions).map(([channel, version]) => JSON.stringify([row.ns, channel, String(version)])),
+      ),
+    );
+  const kept = references(remaining);
+  const orphans = [...references(removed)]
+    .filter((key) => !kept.has(key))
+    .map((key) => JSON.parse(key) as [string, string, string]);
+  const statements: SQL[] = [];
+  for (const ns of new Set(orphans.map(([namespace]) => namespace))) {
+    const pairs = orphans.filter(([namespace]) => namespace === ns);
+    for (const chunk of chunks(pairs)) {
+      const list = inList(chunk.map(([, channel, version]) => sql`(${channel}, ${version})`));
+      statements.push(
+        sql`delete from ${b.table} where ${b.threadId} = ${threadId} and ${b.nsKey} = ${dialect.nsKey(ns)} and (${b.channel}, ${b.version}) in (${list})`,
+      );
+    }
+  }
+  return statements;
+}
