@@ -1,8 +1,8 @@
+import { UnsupportedDriverError } from "../errors.js";
 import { LruCache } from "../saver/statements.js";
 import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row } from "./executor.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
-import { sqliteSessionExecutor } from "./sqlite-session.js";
 
 /** The slice of a better-sqlite3 database the cached path uses. */
 interface BetterSqliteDatabase {
@@ -19,7 +19,11 @@ interface BetterSqliteDatabase {
  */
 export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
   const client = clientOf(db) as Partial<BetterSqliteDatabase> | undefined;
-  if (typeof client?.prepare !== "function") return sqliteSessionExecutor(db, "better-sqlite3", options);
+  if (typeof client?.prepare !== "function") {
+    throw new UnsupportedDriverError(
+      "this better-sqlite3 database has no client with prepare(): pass drizzle(new Database(...))",
+    );
+  }
   const database = client as BetterSqliteDatabase;
   const compiler = compilerFor(db, options);
   const logger = loggerOf(db);

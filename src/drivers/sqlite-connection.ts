@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Statement } from "../saver/statements.js";
 import type { Executor, Row, Runner, TransactionStyle } from "./executor.js";
+import { oneConnection } from "./one-connection.js";
 
 /** Runs statements on the one connection of a SQLite database, as it comes. */
 export interface SqliteConnection {
@@ -11,9 +12,7 @@ export interface SqliteConnection {
 /**
  * An executor over a single SQLite connection. A transaction is BEGIN IMMEDIATE ...
  * COMMIT on that connection: the write lock is taken up front, so other processes
- * wait (busy_timeout) instead of failing on a lock upgrade. While one is open, every
- * other statement of this process waits for it, since on the same connection it
- * would otherwise run inside it (and be rolled back with it).
+ * wait (busy_timeout) instead of failing on a lock upgrade.
  */
 export function serialSqliteExecutor(
   driver: string,
@@ -21,45 +20,31 @@ export function serialSqliteExecutor(
   connection: SqliteConnection,
   compile: Executor["compile"],
 ): Executor {
-  let open: Promise<void> | undefined;
-  const inside: Runner = {
+  const runner: Runner = {
     all: async (statement) => connection.all(statement),
     run: async (statement) => connection.run(statement),
     script: async (statement) => {
       await connection.run(statement);
     },
   };
-  /** Runs `work` now when no transaction is open, else once none is (checked again each time one ends). */
-  const whenIdle = <T>(work: () => Promise<T>): Promise<T> => (open ? open.then(() => whenIdle(work)) : work());
-  return {
+  return oneConnection({
     driver,
     transactions,
     compile,
-    // With no transaction open, a synchronous driver runs the statement right away.
-    all: (statement) => whenIdle(() => inside.all(statement)),
-    run: (statement) => whenIdle(() => inside.run(statement)),
-    script: (statement) => whenIdle(() => inside.script(statement)),
+    ...runner,
     async transaction(work) {
-      while (open) await open;
-      // No await between the check above and taking the connection below.
-      let close = () => {};
-      open = new Promise((resolve) => {
-        close = resolve;
-      });
+      await connection.run(sql`begin immediate`);
       try {
-        await connection.run(sql`begin immediate`);
-        try {
-          const result = await work(inside);
-          await connection.run(sql`commit`);
-          return result;
-        } catch (error) {
-          await Promise.resolve(connection.run(sql`rollback`)).catch(() => {});
-          throw error;
-        }
-      } finally {
-        open = undefined;
-        close();
+        const result = await work(runner);
+        await connection.run(sql`commit`);
+        return result;
+      } catch (error) {
+        // The work's own error matters, not a failed rollback's.
+        await Promise.resolve()
+          .then(() => connection.run(sql`rollback`))
+          .catch(() => {});
+        throw error;
       }
     },
-  };
+  });
 }
