@@ -11,7 +11,7 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
-import { connect } from "../drivers/connect.js";
+import { connect, type UrlDriver } from "../drivers/connect.js";
 import { type CheckpointTables, resolve, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
@@ -40,6 +40,11 @@ export interface DrizzleSaverOptions {
   migrationsTable?: string;
   /** PostgreSQL schema of that table; default the current schema (first of search_path), where our tables go. */
   migrationsSchema?: string;
+}
+
+export interface FromUrlOptions extends DrizzleSaverOptions {
+  /** The driver to open the URL with; by default the first installed one that serves its scheme. */
+  driver?: UrlDriver;
 }
 
 /**
@@ -72,12 +77,20 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Opens its own connection from a URL: "postgres://" / "postgresql://", "mysql://",
-   * or SQLite as "file:path", ":memory:" or a plain path. `close()` ends it.
+   * Opens its own connection from a URL: "postgres://" / "postgresql://" (postgres.js,
+   * else pg), "mysql://" / "mariadb://" (mysql2), or SQLite as "file:path", ":memory:"
+   * or a plain path (better-sqlite3; libSQL with `driver: "libsql"`). `close()` ends it.
    */
-  static async fromUrl(url: string, options: DrizzleSaverOptions = {}): Promise<DrizzleSaver> {
-    const connection = await connect(url);
-    const saver = new DrizzleSaver(connection.db, options);
+  static async fromUrl(url: string, options: FromUrlOptions = {}): Promise<DrizzleSaver> {
+    const { driver, ...saverOptions } = options;
+    const connection = await connect(url, driver);
+    let saver: DrizzleSaver;
+    try {
+      saver = new DrizzleSaver(connection.db, saverOptions);
+    } catch (error) {
+      await connection.close().catch(() => {});
+      throw error;
+    }
     saver.closeConnection = connection.close;
     return saver;
   }
