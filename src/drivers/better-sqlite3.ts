@@ -1,15 +1,39 @@
+import { resolve } from "node:path";
 import { UnsupportedDriverError } from "../errors.js";
 import { LruCache } from "../saver/statements.js";
 import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row } from "./executor.js";
+import type { Gate } from "./one-connection.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
 
 /** The slice of a better-sqlite3 database the cached path uses. */
 interface BetterSqliteDatabase {
+  name: string;
+  memory: boolean;
   prepare(source: string): {
     all(...params: unknown[]): unknown[];
     run(...params: unknown[]): { changes: number };
   };
+}
+
+/**
+ * One gate per database file for all better-sqlite3 connections of this process. The
+ * driver blocks the whole process while it waits for a lock (busy_timeout): a
+ * connection waiting so for the lock another connection of this process holds across
+ * an await would wait forever, as the holder cannot run. Waiting at this gate instead
+ * lets the holder finish.
+ */
+const fileGates = new Map<string, Gate>();
+
+function gateOf(database: BetterSqliteDatabase): Gate {
+  if (database.memory) return {}; // each in-memory connection is a database of its own
+  const file = resolve(database.name);
+  let gate = fileGates.get(file);
+  if (!gate) {
+    gate = {};
+    fileGates.set(file, gate);
+  }
+  return gate;
 }
 
 /**
@@ -47,5 +71,6 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
       },
     },
     (statement) => compiler.compile(statement),
+    gateOf(database),
   );
 }

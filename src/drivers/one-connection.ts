@@ -1,5 +1,10 @@
 import type { Executor } from "./executor.js";
 
+/** The transaction open on a connection (or on a database file, see better-sqlite3.ts), if any. */
+export interface Gate {
+  open?: Promise<void>;
+}
+
 /**
  * For a driver whose transactions run on the very connection everything else uses
  * (a SQLite database, a node-postgres `Client`, a mysql2 `Connection`): while a
@@ -7,10 +12,10 @@ import type { Executor } from "./executor.js";
  * it would otherwise run inside it (and be rolled back with it), and a second
  * transaction would fail to begin.
  */
-export function oneConnection(executor: Executor): Executor {
-  let open: Promise<void> | undefined;
+export function oneConnection(executor: Executor, gate: Gate = {}): Executor {
   /** Runs `work` now when no transaction is open, else once none is (checked again each time one ends). */
-  const whenIdle = <T>(work: () => Promise<T>): Promise<T> => (open ? open.then(() => whenIdle(work)) : work());
+  const whenIdle = <T>(work: () => Promise<T>): Promise<T> =>
+    gate.open ? gate.open.then(() => whenIdle(work)) : work();
   return {
     ...executor,
     // With no transaction open, a synchronous driver runs the statement right away.
@@ -18,16 +23,16 @@ export function oneConnection(executor: Executor): Executor {
     run: (statement) => whenIdle(() => executor.run(statement)),
     script: (statement) => whenIdle(() => executor.script(statement)),
     async transaction(work) {
-      while (open) await open;
+      while (gate.open) await gate.open;
       // No await between the check above and taking the connection below.
       let close = () => {};
-      open = new Promise((resolve) => {
+      gate.open = new Promise((resolve) => {
         close = resolve;
       });
       try {
         return await executor.transaction(work);
       } finally {
-        open = undefined;
+        gate.open = undefined;
         close();
       }
     },

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Statement } from "../saver/statements.js";
 import type { Executor, Row, Runner, TransactionStyle } from "./executor.js";
-import { oneConnection } from "./one-connection.js";
+import { type Gate, oneConnection } from "./one-connection.js";
 
 /** Runs statements on the one connection of a SQLite database, as it comes. */
 export interface SqliteConnection {
@@ -19,6 +19,7 @@ export function serialSqliteExecutor(
   transactions: TransactionStyle,
   connection: SqliteConnection,
   compile: Executor["compile"],
+  gate?: Gate,
 ): Executor {
   const runner: Runner = {
     all: async (statement) => connection.all(statement),
@@ -27,24 +28,27 @@ export function serialSqliteExecutor(
       await connection.run(statement);
     },
   };
-  return oneConnection({
-    driver,
-    transactions,
-    compile,
-    ...runner,
-    async transaction(work) {
-      await connection.run(sql`begin immediate`);
-      try {
-        const result = await work(runner);
-        await connection.run(sql`commit`);
-        return result;
-      } catch (error) {
-        // The work's own error matters, not a failed rollback's.
-        await Promise.resolve()
-          .then(() => connection.run(sql`rollback`))
-          .catch(() => {});
-        throw error;
-      }
+  return oneConnection(
+    {
+      driver,
+      transactions,
+      compile,
+      ...runner,
+      async transaction(work) {
+        await connection.run(sql`begin immediate`);
+        try {
+          const result = await work(runner);
+          await connection.run(sql`commit`);
+          return result;
+        } catch (error) {
+          // The work's own error matters, not a failed rollback's.
+          await Promise.resolve()
+            .then(() => connection.run(sql`rollback`))
+            .catch(() => {});
+          throw error;
+        }
+      },
     },
-  });
+    gate,
+  );
 }
