@@ -11,7 +11,7 @@ import type { Dialect } from "../dialects/dialect.js";
 import { deriveMySqlValue, mysqlDialect } from "../dialects/mysql.js";
 import { pgDialect } from "../dialects/pg.js";
 import { sqliteDialect } from "../dialects/sqlite.js";
-import { UnsupportedDriverError } from "../errors.js";
+import { InvalidInputError, UnsupportedDriverError } from "../errors.js";
 import * as mysqlSchema from "../schema/mysql.js";
 import * as pgSchema from "../schema/pg.js";
 import * as sqliteSchema from "../schema/sqlite.js";
@@ -44,7 +44,7 @@ interface Family {
   /** Folder name under migrations/. */
   migrations: "pg" | "mysql" | "sqlite";
   matches(db: unknown): boolean;
-  dialect(executor: Executor, tables: CheckpointTables | undefined): Dialect;
+  dialect(executor: Executor, tables: CheckpointTables | undefined, schema: string | undefined): Dialect;
   executorOptions: ExecutorOptions;
 }
 
@@ -52,8 +52,8 @@ const FAMILIES: Family[] = [
   {
     migrations: "pg",
     matches: (db) => is(db, PgDatabaseClass),
-    dialect: (executor, tables) =>
-      pgDialect(executor, (tables ?? pgSchema.checkpointTables()) as pgSchema.PgCheckpointTables),
+    dialect: (executor, tables, schema) =>
+      pgDialect(executor, (tables ?? pgSchema.checkpointTables({ schema })) as pgSchema.PgCheckpointTables),
     executorOptions: {},
   },
   {
@@ -102,7 +102,7 @@ export interface Resolved {
  * Finds the dialect from the class of the drizzle database and the executor from its
  * driver. Touches nothing in the database: an unsupported one fails here, before any write.
  */
-export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefined): Resolved {
+export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefined, schema?: string): Resolved {
   const family = FAMILIES.find((candidate) => candidate.matches(db));
   const kind = sessionKind(db);
   if (!family) {
@@ -116,8 +116,14 @@ export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefi
       `the drizzle driver behind this database (${kind ?? "unknown session"}) is not supported; supported drivers: ${SUPPORTED}`,
     );
   }
+  if (schema !== undefined) {
+    if (family.migrations !== "pg") throw new InvalidInputError("the schema option is for PostgreSQL only");
+    if (typeof schema !== "string" || schema.length === 0)
+      throw new InvalidInputError("schema must be a non-empty string");
+    if (tables) throw new InvalidInputError("pass either schema or tables: tables name their own schema");
+  }
   const executor = entry.executor(db, family.executorOptions);
-  return { dialect: family.dialect(executor, tables), migrations: family.migrations };
+  return { dialect: family.dialect(executor, tables, schema), migrations: family.migrations };
 }
 
 function describe(value: unknown): string {

@@ -36,9 +36,15 @@ export interface DrizzleSaverOptions {
    * drizzle-kit. `setup()` then does nothing.
    */
   tables?: CheckpointTables;
+  /**
+   * PostgreSQL only: the schema of the saver's tables, created by `setup()` if missing.
+   * Every statement names it, so the connection's search_path does not matter. By
+   * default the tables are where search_path puts them (the current schema).
+   */
+  schema?: string;
   /** Table recording our applied migrations; default "langgraph_checkpoint_migrations". */
   migrationsTable?: string;
-  /** PostgreSQL schema of that table; default the current schema (first of search_path), where our tables go. */
+  /** PostgreSQL schema of that table; default `schema`, else the current schema (first of search_path). */
   migrationsSchema?: string;
 }
 
@@ -62,7 +68,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
-    const { dialect, migrations } = resolve(db, options.tables);
+    const { dialect, migrations } = resolve(db, options.tables, options.schema);
     this.dialect = dialect;
     const templates = new Templates();
     this.reader = new CheckpointReader(dialect, this.serde, templates);
