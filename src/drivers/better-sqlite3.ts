@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
 import { UnsupportedDriverError } from "../errors.js";
 import { LruCache } from "../saver/statements.js";
-import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
+import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row } from "./executor.js";
 import type { Gate } from "./one-connection.js";
+import { publicBetterSqliteExecutor } from "./public-api.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
 
 /** The slice of a better-sqlite3 database the cached path uses. */
@@ -49,6 +50,7 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
     );
   }
   const database = client as BetterSqliteDatabase;
+  if (!privateApiAvailable(db)) return publicBetterSqliteExecutor(db, gateOf(database));
   const compiler = compilerFor(db, options);
   const logger = loggerOf(db);
   const prepared = new LruCache<ReturnType<BetterSqliteDatabase["prepare"]>>(200);

@@ -1,7 +1,8 @@
 import type { Statement } from "../saver/statements.js";
-import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
+import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
 import { oneConnection } from "./one-connection.js";
+import { publicLibsqlExecutor } from "./public-api.js";
 
 type LibsqlValue = null | string | number | bigint | ArrayBuffer | Uint8Array | boolean;
 
@@ -44,6 +45,7 @@ function rowsOf({ columns, rows }: LibsqlResult): Row[] {
  * `timeout` (SQLite's busy timeout) allows.
  */
 export function libsqlExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
+  if (!privateApiAvailable(db)) return publicLibsqlExecutor(db);
   const client = clientOf(db) as LibsqlClient;
   const compiler = compilerFor(db, options);
   const logger = loggerOf(db);

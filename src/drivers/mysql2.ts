@@ -1,8 +1,9 @@
 import type { SQL } from "drizzle-orm";
 import type { CompiledQuery, Statement } from "../saver/statements.js";
-import { clientOf, compilerFor, sessionOf } from "./drizzle-internals.js";
+import { clientOf, compilerFor, privateApiAvailable, sessionOf } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
 import { oneConnection } from "./one-connection.js";
+import { publicMysqlExecutor } from "./public-api.js";
 
 /** The slice of drizzle's MySQL session used to run compiled text. */
 interface MySqlSession {
@@ -20,7 +21,7 @@ interface MySqlDrizzle {
  * a single connection runs everything, so its transactions exclude other statements.
  */
 export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Executor {
-  const executor = mysql2PoolExecutor(db, options);
+  const executor = privateApiAvailable(db) ? mysql2PoolExecutor(db, options) : publicMysqlExecutor(db, options);
   // drizzle tells a pool by the same test.
   const client = clientOf(db);
   const isPool = typeof client === "object" && client !== null && "getConnection" in client;
