@@ -16,6 +16,7 @@ import { type CheckpointTables, resolve, type SupportedDatabase } from "../drive
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { Migrations } from "./migrate.js";
 import { CheckpointReader } from "./read.js";
@@ -63,6 +64,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   protected readonly dialect: Dialect;
   private readonly migrations: Migrations;
   private readonly lifecycle: ThreadLifecycle;
+  private readonly deltaChannels: DeltaChannelWalk;
   private readonly reader: CheckpointReader;
   private readonly writer: CheckpointWriter;
 
@@ -73,7 +75,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const templates = new Templates();
     this.reader = new CheckpointReader(dialect, this.serde, templates);
     this.writer = new CheckpointWriter(dialect, this.serde, templates);
-    this.lifecycle = new ThreadLifecycle(dialect, this.serde);
+    this.lifecycle = new ThreadLifecycle(dialect);
+    this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
     this.migrations = new Migrations(dialect, {
       folder: findMigrationsFolder(migrations),
       ownTables: options.tables !== undefined,
@@ -186,7 +189,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       configurable.checkpoint_id === undefined ? undefined : requireId(configurable.checkpoint_id, "checkpoint_id");
     if (!Array.isArray(options.channels))
       throw new InvalidInputError("getDeltaChannelHistory: channels must be an array");
-    return this.lifecycle.deltaChannelHistory(threadId, ns, checkpointId, options.channels);
+    return this.deltaChannels.walk(threadId, ns, checkpointId, options.channels);
   }
 
   /**
