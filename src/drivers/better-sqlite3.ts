@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { UnsupportedDriverError } from "../errors.js";
 import { LruCache } from "../saver/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row } from "./executor.js";
@@ -44,11 +43,8 @@ function gateOf(database: BetterSqliteDatabase): Gate {
  */
 export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
   const client = clientOf(db) as Partial<BetterSqliteDatabase> | undefined;
-  if (typeof client?.prepare !== "function") {
-    throw new UnsupportedDriverError(
-      "this better-sqlite3 database has no client with prepare(): pass drizzle(new Database(...))",
-    );
-  }
+  // No better-sqlite3 client to keep statements on: drizzle's own path (its session, its logger).
+  if (typeof client?.prepare !== "function") return publicBetterSqliteExecutor(db, {});
   const database = client as BetterSqliteDatabase;
   if (!privateApiAvailable(db)) return publicBetterSqliteExecutor(db, gateOf(database));
   const compiler = compilerFor(db, options);
