@@ -28,6 +28,19 @@ export class UnsupportedDriverError extends CheckpointSaverError {
   override name = "UnsupportedDriverError";
 }
 
+/** `fromUrl` needs a driver package that is not installed; the message says what to install. */
+export class DriverNotInstalledError extends CheckpointSaverError {
+  override name = "DriverNotInstalledError";
+  constructor(
+    message: string,
+    /** The packages that would serve the URL, preferred first. */
+    readonly packages: string[],
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 /** The database's own message, below drizzle's "Failed query: <the whole SQL>" wrapper. */
 function databaseMessage(error: unknown): string {
   let current = error;

@@ -1,7 +1,9 @@
 export type { TableStats } from "./dialects/dialect.js";
+export type { UrlDriver } from "./drivers/connect.js";
 export type { CheckpointTables, SupportedDatabase } from "./drivers/registry.js";
 export {
   CheckpointSaverError,
+  DriverNotInstalledError,
   ExistingTablesError,
   InvalidInputError,
   MigrationError,
@@ -11,6 +13,11 @@ export {
   UnsupportedDriverError,
 } from "./errors.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
-export { DrizzleSaver, type DrizzleSaverOptions, type ThreadSummary } from "./saver/saver.js";
+export {
+  DrizzleSaver,
+  type DrizzleSaverOptions,
+  type FromUrlOptions,
+  type ThreadSummary,
+} from "./saver/saver.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
 export * from "./transfer/index.js";

@@ -1,17 +1,17 @@
 import { existsSync } from "node:fs";
-import { DrizzleSaver, InvalidInputError } from "../index.js";
+import { sqliteFile } from "../drivers/connect.js";
+import { DriverNotInstalledError, DrizzleSaver, InvalidInputError } from "../index.js";
 import { CliError, EXIT_FAILURE, UsageError } from "./errors.js";
 
 export const URL_ENV = "LANGGRAPH_CHECKPOINT_URL";
 
-/** The optional peer dependencies `fromUrl` imports, one per kind of URL. */
-const DRIVERS = ["postgres", "mysql2", "better-sqlite3"];
-
-/** The SQLite file a URL names, or undefined for a server URL (same rules as `DrizzleSaver.fromUrl`). */
+/** The SQLite file a URL names, or undefined for a server URL (the rules of `DrizzleSaver.fromUrl`). */
 export function sqlitePath(url: string): string | undefined {
-  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
-  if (scheme !== undefined && scheme !== "file") return undefined;
-  return scheme === "file" ? url.replace(/^file:(\/\/)?/i, "") : url;
+  try {
+    return sqliteFile(url);
+  } catch {
+    return ""; // names no file: fromUrl says so
+  }
 }
 
 export function requireUrl(url: string | undefined): string {
@@ -45,13 +45,7 @@ export async function withSaver<T>(
     // fromUrl rejects a URL it cannot use with an InvalidInputError (better-sqlite3: a TypeError) (unknown scheme, no file name, missing directory).
     if (error instanceof TypeError || error instanceof InvalidInputError) throw new UsageError(error.message);
     // The drivers are optional peer dependencies, imported for the URL's scheme only.
-    const missing = /Cannot find (?:package|module) '([^']+)'/.exec(error instanceof Error ? error.message : "")?.[1];
-    const driver = DRIVERS.find((name) => missing === name || missing?.startsWith(`${name}/`));
-    if (driver !== undefined) {
-      throw new CliError(`the database driver "${driver}" is not installed: npm install ${driver}`, EXIT_FAILURE, {
-        cause: error,
-      });
-    }
+    if (error instanceof DriverNotInstalledError) throw new CliError(error.message, EXIT_FAILURE, { cause: error });
     throw error;
   }
   try {

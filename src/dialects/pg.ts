@@ -73,8 +73,10 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
   };
 
   const combine = combiner();
+  /** The schema named by the tables (the saver's `schema` option); else they follow search_path. */
+  const tablesSchema = getTableConfig(checkpoints).schema;
   const schemaOf = async (options: MigrationOptions, runner: Runner = executor) =>
-    options.migrationsSchema ?? (await currentSchema(runner));
+    options.migrationsSchema ?? tablesSchema ?? (await currentSchema(runner));
 
   return {
     name: "postgres",
@@ -197,8 +199,12 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
       const schema = await schemaOf(options, tx);
       // Serialises concurrent setup() calls across processes until the transaction ends.
       await tx.all(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${options.migrationsTable}`)})`);
-      const schemaExists = (await tx.all(sql`select 1 from pg_namespace where nspname = ${schema}`)).length;
-      if (!schemaExists) await tx.script(sql`create schema ${sql.identifier(schema)}`);
+      for (const name of new Set([schema, tablesSchema ?? schema])) {
+        const exists = (await tx.all(sql`select 1 from pg_namespace where nspname = ${name}`)).length;
+        if (!exists) await tx.script(sql`create schema ${sql.identifier(name)}`);
+      }
+      // The shipped migration SQL names no schema: this transaction's search_path puts it in ours.
+      if (tablesSchema) await tx.script(sql`select set_config('search_path', ${quote(tablesSchema)}, true)`);
       return async () => {};
     },
   };

@@ -1,15 +1,39 @@
+import { resolve } from "node:path";
 import { LruCache } from "../saver/statements.js";
-import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
+import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row } from "./executor.js";
+import type { Gate } from "./one-connection.js";
+import { publicBetterSqliteExecutor } from "./public-api.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
-import { sqliteSessionExecutor } from "./sqlite-session.js";
 
 /** The slice of a better-sqlite3 database the cached path uses. */
 interface BetterSqliteDatabase {
+  name: string;
+  memory: boolean;
   prepare(source: string): {
     all(...params: unknown[]): unknown[];
     run(...params: unknown[]): { changes: number };
   };
+}
+
+/**
+ * One gate per database file for all better-sqlite3 connections of this process. The
+ * driver blocks the whole process while it waits for a lock (busy_timeout): a
+ * connection waiting so for the lock another connection of this process holds across
+ * an await would wait forever, as the holder cannot run. Waiting at this gate instead
+ * lets the holder finish.
+ */
+const fileGates = new Map<string, Gate>();
+
+function gateOf(database: BetterSqliteDatabase): Gate {
+  if (database.memory) return {}; // each in-memory connection is a database of its own
+  const file = resolve(database.name);
+  let gate = fileGates.get(file);
+  if (!gate) {
+    gate = {};
+    fileGates.set(file, gate);
+  }
+  return gate;
 }
 
 /**
@@ -19,8 +43,10 @@ interface BetterSqliteDatabase {
  */
 export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
   const client = clientOf(db) as Partial<BetterSqliteDatabase> | undefined;
-  if (typeof client?.prepare !== "function") return sqliteSessionExecutor(db, "better-sqlite3", options);
+  // No better-sqlite3 client to keep statements on: drizzle's own path (its session, its logger).
+  if (typeof client?.prepare !== "function") return publicBetterSqliteExecutor(db, {});
   const database = client as BetterSqliteDatabase;
+  if (!privateApiAvailable(db)) return publicBetterSqliteExecutor(db, gateOf(database));
   const compiler = compilerFor(db, options);
   const logger = loggerOf(db);
   const prepared = new LruCache<ReturnType<BetterSqliteDatabase["prepare"]>>(200);
@@ -43,5 +69,6 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
       },
     },
     (statement) => compiler.compile(statement),
+    gateOf(database),
   );
 }

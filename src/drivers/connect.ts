@@ -1,10 +1,14 @@
-import { InvalidInputError } from "../errors.js";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { DriverNotInstalledError, InvalidInputError } from "../errors.js";
 import type { SupportedDatabase } from "./registry.js";
 
 export interface OwnedConnection {
   db: SupportedDatabase;
   close(): Promise<void>;
 }
+
+/** Drivers `fromUrl` can open; by default the first installed one that serves the URL's scheme. */
+export type UrlDriver = "postgres" | "pg" | "mysql2" | "better-sqlite3" | "libsql";
 
 /** postgres.js options of the connections `fromUrl` opens. */
 export const POSTGRES_OPTIONS = {
@@ -18,6 +22,140 @@ export const POSTGRES_OPTIONS = {
   connection: { plan_cache_mode: "force_generic_plan" },
 };
 
+const SCHEME_DRIVERS: Record<string, UrlDriver[]> = {
+  postgres: ["postgres", "pg"],
+  postgresql: ["postgres", "pg"],
+  mysql: ["mysql2"],
+  mariadb: ["mysql2"],
+  file: ["better-sqlite3", "libsql"],
+};
+
+/** The npm package of each driver. */
+const PACKAGES: Record<UrlDriver, string> = {
+  postgres: "postgres",
+  pg: "pg",
+  mysql2: "mysql2",
+  "better-sqlite3": "better-sqlite3",
+  libsql: "@libsql/client",
+};
+
+/** The URL's scheme in lower case ("name:", two letters at least, so a Windows drive is a path), if any. */
+export function schemeOf(url: string): string | undefined {
+  return /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
+}
+
+/**
+ * The SQLite file a URL names, or undefined for a server URL. `file:` URLs are read
+ * with the WHATWG URL parser: percent-escapes are decoded and the query is not part
+ * of the name; `file:x.db` is relative to the working directory. A plain path is taken
+ * as it is; ":memory:" is an in-memory database.
+ */
+export function sqliteFile(url: string): string | undefined {
+  const scheme = schemeOf(url);
+  if (scheme !== undefined && scheme !== "file") return undefined;
+  if (scheme === undefined) return url;
+  const rest = url.slice("file:".length);
+  const name = rest.split(/[?#]/, 1)[0];
+  if (name === ":memory:") return ":memory:";
+  if (name.length === 0 || name === "//") throw new InvalidInputError("the SQLite URL names no file");
+  const parsed = rest.startsWith("//") ? new URL(url) : new URL(rest, pathToFileURL(`${process.cwd()}/`));
+  try {
+    return fileURLToPath(parsed);
+  } catch (error) {
+    throw new InvalidInputError(`the SQLite URL "${url}" names no local file`, { cause: error });
+  }
+}
+
+/**
+ * Opens a connection for `DrizzleSaver.fromUrl`. Drivers are optional peer
+ * dependencies, so each is imported only when its scheme is used.
+ */
+export async function connect(url: string, driver?: UrlDriver): Promise<OwnedConnection> {
+  if (typeof url !== "string" || url.length === 0) throw new InvalidInputError("a database URL is required");
+  const scheme = schemeOf(url) ?? "file";
+  const candidates = SCHEME_DRIVERS[scheme];
+  if (!candidates) {
+    throw new InvalidInputError(
+      `unsupported database URL scheme "${scheme}://": use postgres://, postgresql://, mysql://, mariadb://, file:<path>, :memory: or a file path`,
+    );
+  }
+  if (driver !== undefined && !candidates.includes(driver)) {
+    throw new InvalidInputError(
+      `the driver "${driver}" does not serve ${scheme}: URLs; use one of ${candidates.join(", ")}`,
+    );
+  }
+  // libSQL only when asked for: better-sqlite3 stays the default for files.
+  const tried = driver ? [driver] : candidates.filter((name) => name !== "libsql");
+  for (const name of tried) {
+    const connection = await open(name, url);
+    if (connection) return connection;
+  }
+  const packages = tried.map((name) => PACKAGES[name]);
+  throw new DriverNotInstalledError(
+    `no driver for ${scheme}: URLs is installed: npm install ${packages[0]}${packages.length > 1 ? ` (or ${packages.slice(1).join(", ")})` : ""}`,
+    packages,
+  );
+}
+
+/** Imports an optional package; undefined when it is not installed. */
+async function optional<T>(load: () => Promise<T>, name: string): Promise<T | undefined> {
+  try {
+    return await load();
+  } catch (error) {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (code === "ERR_MODULE_NOT_FOUND" && String(message).includes(`'${name}'`)) return undefined;
+    throw error;
+  }
+}
+
+async function open(driver: UrlDriver, url: string): Promise<OwnedConnection | undefined> {
+  switch (driver) {
+    case "postgres":
+      return openPostgresJs(url);
+    case "pg":
+      return openNodePostgres(url);
+    case "mysql2":
+      return openMysql2(url);
+    case "better-sqlite3":
+      return openBetterSqlite(url);
+    case "libsql":
+      return openLibsql(url);
+  }
+}
+
+async function openPostgresJs(url: string): Promise<OwnedConnection | undefined> {
+  const postgres = (await optional(() => import("postgres"), "postgres"))?.default;
+  if (!postgres) return undefined;
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const client = postgres(url, POSTGRES_OPTIONS);
+  // A timeout on end: after a dropped connection postgres.js may otherwise wait forever for it.
+  return { db: drizzle(client), close: () => client.end({ timeout: 5 }) };
+}
+
+async function openNodePostgres(url: string): Promise<OwnedConnection | undefined> {
+  const pg = (await optional(() => import("pg"), "pg"))?.default;
+  if (!pg) return undefined;
+  const { drizzle } = await import("drizzle-orm/node-postgres");
+  // Generic plans, as for postgres.js (see POSTGRES_OPTIONS).
+  const pool = new pg.Pool({ connectionString: url, options: "-c plan_cache_mode=force_generic_plan" });
+  // An idle client that loses its connection emits "error"; unhandled, it would end the process.
+  pool.on("error", () => {});
+  return { db: drizzle(pool), close: () => pool.end() };
+}
+
+async function openMysql2(url: string): Promise<OwnedConnection | undefined> {
+  const mysql = await optional(() => import("mysql2/promise"), "mysql2");
+  if (!mysql) return undefined;
+  const { drizzle } = await import("drizzle-orm/mysql2");
+  // mysql2 reads host, user and database from any scheme; mariadb:// is the same server protocol.
+  const pool = mysql.createPool({
+    uri: url.replace(/^mariadb:/i, "mysql:"),
+    charset: "utf8mb4",
+    supportBigNumbers: true,
+  });
+  return { db: drizzle(pool), close: () => pool.end() };
+}
+
 const SQLITE_BUSY_TIMEOUT_MS = 10_000;
 
 /**
@@ -26,11 +164,11 @@ const SQLITE_BUSY_TIMEOUT_MS = 10_000;
  * on an upgrade: a process that opens the file while another one switches or writes it
  * gets SQLITE_BUSY at once. So the switch is retried here, within the busy timeout.
  */
-async function switchToWal(sqlite: { pragma(source: string): unknown }): Promise<void> {
+async function switchToWal(pragma: () => unknown): Promise<void> {
   const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
   for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
     try {
-      sqlite.pragma("journal_mode = WAL");
+      await pragma();
       return;
     } catch (error) {
       if ((error as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw error;
@@ -39,43 +177,17 @@ async function switchToWal(sqlite: { pragma(source: string): unknown }): Promise
   }
 }
 
-/**
- * Opens a connection for `DrizzleSaver.fromUrl`. Drivers are optional peer
- * dependencies, so each is imported only when its scheme is used.
- */
-export async function connect(url: string): Promise<OwnedConnection> {
-  if (typeof url !== "string" || url.length === 0) throw new InvalidInputError("a database URL is required");
-  // A scheme is "name:" (two letters at least, so a Windows drive is a path).
-  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
-
-  if (scheme === "postgres" || scheme === "postgresql") {
-    const { default: postgres } = await import("postgres");
-    const { drizzle } = await import("drizzle-orm/postgres-js");
-    // A timeout on end: after a dropped connection postgres.js may otherwise wait forever for it.
-    const client = postgres(url, POSTGRES_OPTIONS);
-    return { db: drizzle(client), close: () => client.end({ timeout: 5 }) };
-  }
-  if (scheme === "mysql") {
-    const mysql = await import("mysql2/promise");
-    const { drizzle } = await import("drizzle-orm/mysql2");
-    const pool = mysql.createPool({ uri: url, charset: "utf8mb4", supportBigNumbers: true });
-    return { db: drizzle(pool), close: () => pool.end() };
-  }
-  if (scheme !== undefined && scheme !== "file") {
-    throw new InvalidInputError(
-      `unsupported database URL scheme "${scheme}://": use postgres://, postgresql://, mysql://, file:<path>, :memory: or a file path`,
-    );
-  }
-  const path = scheme === "file" ? url.replace(/^file:(\/\/)?/i, "") : url;
-  if (path.length === 0) throw new InvalidInputError("the SQLite URL names no file");
-  const { default: Database } = await import("better-sqlite3");
+async function openBetterSqlite(url: string): Promise<OwnedConnection | undefined> {
+  const path = sqliteFile(url) as string;
+  const Database = (await optional(() => import("better-sqlite3"), "better-sqlite3"))?.default;
+  if (!Database) return undefined;
   const { drizzle } = await import("drizzle-orm/better-sqlite3");
   const sqlite = new Database(path);
   // WAL lets readers work while a writer commits; the busy timeout makes writers
   // from other processes wait for the lock instead of failing with SQLITE_BUSY.
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   try {
-    if (path !== ":memory:") await switchToWal(sqlite);
+    if (path !== ":memory:") await switchToWal(() => sqlite.pragma("journal_mode = WAL"));
   } catch (error) {
     sqlite.close();
     throw error;
@@ -85,6 +197,30 @@ export async function connect(url: string): Promise<OwnedConnection> {
     db: drizzle(sqlite),
     close: async () => {
       sqlite.close();
+    },
+  };
+}
+
+async function openLibsql(url: string): Promise<OwnedConnection | undefined> {
+  const path = sqliteFile(url) as string;
+  const libsql = await optional(() => import("@libsql/client"), "@libsql/client");
+  if (!libsql) return undefined;
+  const { drizzle } = await import("drizzle-orm/libsql");
+  // The busy timeout, as for better-sqlite3: other connections and processes wait for the lock.
+  const client = libsql.createClient({
+    url: path === ":memory:" ? ":memory:" : pathToFileURL(path).href,
+    timeout: SQLITE_BUSY_TIMEOUT_MS,
+  });
+  try {
+    if (path !== ":memory:") await switchToWal(() => client.execute("pragma journal_mode = wal"));
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+  return {
+    db: drizzle(client),
+    close: async () => {
+      client.close();
     },
   };
 }

@@ -10,8 +10,22 @@ import type { ExecutorOptions } from "./executor.js";
 
 interface Internals {
   dialect?: { sqlToQuery?(statement: SQL): CompiledQuery };
-  session?: { constructor: unknown; logger?: QueryLogger };
+  session?: { constructor: unknown; logger?: QueryLogger; prepareQuery?: unknown };
   $client?: unknown;
+}
+
+/** Set to "1", the executors use drizzle's public API only (what they fall back to anyway when drizzle changes). */
+export const PUBLIC_API_ONLY = "LANGGRAPH_CHECKPOINT_DRIZZLE_PUBLIC_API";
+
+/**
+ * Whether this drizzle database still has the private parts the fast executors use:
+ * the dialect's compiler and the session's `prepareQuery`. Without them, executors take
+ * the public path (public-api.ts).
+ */
+export function privateApiAvailable(db: unknown): boolean {
+  if (process.env[PUBLIC_API_ONLY] === "1") return false;
+  const { dialect, session } = internalsOf(db);
+  return typeof dialect?.sqlToQuery === "function" && typeof session?.prepareQuery === "function";
 }
 
 export interface QueryLogger {

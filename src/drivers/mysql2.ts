@@ -1,7 +1,9 @@
 import type { SQL } from "drizzle-orm";
 import type { CompiledQuery, Statement } from "../saver/statements.js";
-import { compilerFor, sessionOf } from "./drizzle-internals.js";
+import { clientOf, compilerFor, privateApiAvailable, sessionOf } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
+import { oneConnection } from "./one-connection.js";
+import { publicMysqlExecutor } from "./public-api.js";
 
 /** The slice of drizzle's MySQL session used to run compiled text. */
 interface MySqlSession {
@@ -15,9 +17,18 @@ interface MySqlDrizzle {
 
 /**
  * mysql2, pool or single connection. Statements run through drizzle's session (its
- * logger and type casts apply); a transaction pins one connection.
+ * logger and type casts apply). On a pool a transaction pins a connection of its own;
+ * a single connection runs everything, so its transactions exclude other statements.
  */
 export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Executor {
+  const executor = privateApiAvailable(db) ? mysql2PoolExecutor(db, options) : publicMysqlExecutor(db, options);
+  // drizzle tells a pool by the same test.
+  const client = clientOf(db);
+  const isPool = typeof client === "object" && client !== null && "getConnection" in client;
+  return isPool ? executor : oneConnection(executor);
+}
+
+function mysql2PoolExecutor(db: unknown, options: ExecutorOptions): Executor {
   const compiler = compilerFor(db, options);
   const on = (target: MySqlDrizzle, onFailure?: (error: unknown) => void): Runner => {
     const execute = async (statement: Statement) => {

@@ -1,7 +1,8 @@
 import type { SQL } from "drizzle-orm";
 import type { CompiledQuery, Statement } from "../saver/statements.js";
-import { compilerFor, sessionOf } from "./drizzle-internals.js";
+import { compilerFor, privateApiAvailable, sessionOf } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
+import { publicPgExecutor } from "./public-api.js";
 
 /** Rows of a PostgreSQL result, whatever the driver wraps them in. */
 export function rowsOf(result: unknown): Row[] {
@@ -42,6 +43,7 @@ interface PgDrizzle {
  * (unnamed, unprepared), transactions through `db.transaction`.
  */
 export function pgSessionExecutor(db: unknown, driver: string, options: ExecutorOptions = {}): Executor {
+  if (!privateApiAvailable(db)) return publicPgExecutor(db, driver, options);
   const compiler = compilerFor(db, options);
   const on = (target: PgDrizzle): Runner => {
     const execute = (statement: Statement) =>

@@ -1,7 +1,8 @@
 import type { Statement } from "../saver/statements.js";
-import { clientOf, compilerFor, loggerOf } from "./drizzle-internals.js";
+import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Runner } from "./executor.js";
 import { changedRows, pgSessionExecutor, rowsOf } from "./pg-session.js";
+import { publicPgExecutor } from "./public-api.js";
 
 /** The slice of a postgres.js client the prepared path uses. */
 interface PostgresJsClient {
@@ -17,6 +18,7 @@ interface PostgresJsClient {
  * sees them all. Without `unsafe`/`begin` on the client, drizzle's session is used.
  */
 export function postgresJsExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
+  if (!privateApiAvailable(db)) return publicPgExecutor(db, "postgres", options);
   const client = clientOf(db) as Partial<PostgresJsClient> | undefined;
   if (typeof client?.unsafe !== "function" || typeof client.begin !== "function") {
     return pgSessionExecutor(db, "postgres", options);

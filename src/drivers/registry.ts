@@ -11,23 +11,25 @@ import type { Dialect } from "../dialects/dialect.js";
 import { deriveMySqlValue, mysqlDialect } from "../dialects/mysql.js";
 import { pgDialect } from "../dialects/pg.js";
 import { sqliteDialect } from "../dialects/sqlite.js";
+import { InvalidInputError, UnsupportedDriverError } from "../errors.js";
 import * as mysqlSchema from "../schema/mysql.js";
 import * as pgSchema from "../schema/pg.js";
 import * as sqliteSchema from "../schema/sqlite.js";
 import { betterSqliteExecutor } from "./better-sqlite3.js";
 import { sessionKind } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions } from "./executor.js";
+import { libsqlExecutor } from "./libsql.js";
 import { mysql2Executor } from "./mysql2.js";
-import { pgSessionExecutor } from "./pg-session.js";
+import { nodePostgresExecutor } from "./node-postgres.js";
+import { pgliteExecutor } from "./pglite.js";
 import { postgresJsExecutor } from "./postgres-js.js";
-import { sqliteSessionExecutor } from "./sqlite-session.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema parameter is invariant; any schema is accepted.
 export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any>;
 // biome-ignore lint/suspicious/noExplicitAny: as above.
 export type AnyMySqlDatabase = MySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase, any>;
 // biome-ignore lint/suspicious/noExplicitAny: as above.
-export type AnySQLiteDatabase = BaseSQLiteDatabase<"sync", unknown, any>;
+export type AnySQLiteDatabase = BaseSQLiteDatabase<"sync" | "async", unknown, any>;
 
 export type SupportedDatabase = AnyPgDatabase | AnyMySqlDatabase | AnySQLiteDatabase;
 
@@ -42,20 +44,17 @@ interface Family {
   /** Folder name under migrations/. */
   migrations: "pg" | "mysql" | "sqlite";
   matches(db: unknown): boolean;
-  dialect(executor: Executor, tables: CheckpointTables | undefined): Dialect;
+  dialect(executor: Executor, tables: CheckpointTables | undefined, schema: string | undefined): Dialect;
   executorOptions: ExecutorOptions;
-  /** Executor for a database whose session is none of the drivers listed. */
-  fallback(db: unknown, driver: string, options: ExecutorOptions): Executor;
 }
 
 const FAMILIES: Family[] = [
   {
     migrations: "pg",
     matches: (db) => is(db, PgDatabaseClass),
-    dialect: (executor, tables) =>
-      pgDialect(executor, (tables ?? pgSchema.checkpointTables()) as pgSchema.PgCheckpointTables),
+    dialect: (executor, tables, schema) =>
+      pgDialect(executor, (tables ?? pgSchema.checkpointTables({ schema })) as pgSchema.PgCheckpointTables),
     executorOptions: {},
-    fallback: pgSessionExecutor,
   },
   {
     migrations: "mysql",
@@ -63,7 +62,6 @@ const FAMILIES: Family[] = [
     dialect: (executor, tables) =>
       mysqlDialect(executor, (tables ?? mysqlSchema.checkpointTables()) as mysqlSchema.MySqlCheckpointTables),
     executorOptions: { derive: deriveMySqlValue },
-    fallback: (db, _driver, options) => mysql2Executor(db, options),
   },
   {
     migrations: "sqlite",
@@ -71,7 +69,6 @@ const FAMILIES: Family[] = [
     dialect: (executor, tables) =>
       sqliteDialect(executor, (tables ?? sqliteSchema.checkpointTables()) as sqliteSchema.SQLiteCheckpointTables),
     executorOptions: {},
-    fallback: sqliteSessionExecutor,
   },
 ];
 
@@ -84,11 +81,16 @@ interface DriverEntry {
   executor(db: unknown, options: ExecutorOptions): Executor;
 }
 
-export const DRIVERS: DriverEntry[] = [
+export const DRIVERS: readonly DriverEntry[] = [
   { driver: "postgres", session: "PostgresJsSession", executor: postgresJsExecutor },
+  { driver: "pg", session: "NodePgSession", executor: nodePostgresExecutor },
+  { driver: "@electric-sql/pglite", session: "PgliteSession", executor: pgliteExecutor },
   { driver: "mysql2", session: "MySql2Session", executor: mysql2Executor },
   { driver: "better-sqlite3", session: "BetterSQLiteSession", executor: betterSqliteExecutor },
+  { driver: "@libsql/client", session: "LibSQLSession", executor: libsqlExecutor },
 ];
+
+const SUPPORTED = DRIVERS.map((entry) => entry.driver).join(", ");
 
 export interface Resolved {
   dialect: Dialect;
@@ -96,16 +98,36 @@ export interface Resolved {
   migrations: Family["migrations"];
 }
 
-/** Finds the dialect from the class of the drizzle database and the executor from its driver. */
-export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefined): Resolved {
+/**
+ * Finds the dialect from the class of the drizzle database and the executor from its
+ * driver. Touches nothing in the database: an unsupported one fails here, before any write.
+ */
+export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefined, schema?: string): Resolved {
   const family = FAMILIES.find((candidate) => candidate.matches(db));
-  if (!family) {
-    throw new TypeError("DrizzleSaver needs a drizzle database over postgres (postgres.js), mysql2 or better-sqlite3");
-  }
   const kind = sessionKind(db);
+  if (!family) {
+    throw new UnsupportedDriverError(
+      `DrizzleSaver needs a drizzle database (from drizzle-orm/<driver>), got ${kind ?? describe(db)}; supported drivers: ${SUPPORTED}`,
+    );
+  }
   const entry = DRIVERS.find((candidate) => candidate.session === kind);
-  const executor = entry
-    ? entry.executor(db, family.executorOptions)
-    : family.fallback(db, kind ?? "unknown", family.executorOptions);
-  return { dialect: family.dialect(executor, tables), migrations: family.migrations };
+  if (!entry) {
+    throw new UnsupportedDriverError(
+      `the drizzle driver behind this database (${kind ?? "unknown session"}) is not supported; supported drivers: ${SUPPORTED}`,
+    );
+  }
+  if (schema !== undefined) {
+    if (family.migrations !== "pg") throw new InvalidInputError("the schema option is for PostgreSQL only");
+    if (typeof schema !== "string" || schema.length === 0)
+      throw new InvalidInputError("schema must be a non-empty string");
+    if (tables) throw new InvalidInputError("pass either schema or tables: tables name their own schema");
+  }
+  const executor = entry.executor(db, family.executorOptions);
+  return { dialect: family.dialect(executor, tables, schema), migrations: family.migrations };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value !== "object") return typeof value;
+  return value.constructor?.name ?? "an object";
 }

@@ -1,16 +1,9 @@
-import {
-  type CheckpointPendingWrite,
-  compareWritesSortKeys,
-  type DeltaChannelHistory,
-  type SerializerProtocol,
-  writesSortKey,
-} from "@langchain/langgraph-checkpoint";
 import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
-import type { Dialect, Row } from "../dialects/dialect.js";
+import type { Dialect } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
 import { storedFilterEntries } from "./metadata.js";
 import { chunks, removeCheckpoints } from "./remove.js";
-import { as, asBytes, requireId } from "./values.js";
+import { as, requireId } from "./values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
@@ -27,19 +20,14 @@ export interface ExpireThreadsOptions {
 
 /** Threads examined by one expiry scan query (also keeps MySQL's recursion limit of 1000 away). */
 const SCAN_THREADS = 500;
-/** Ancestors walked by one query; below MariaDB's and MySQL's default recursion limit of 1000. */
-const WALK_DEPTH = 900;
 
 /**
  * Thread lifecycle on top of a dialect: copy, prune, delete by run, expire idle
- * threads, and the one-query delta-channel walk. Every change to a thread is one
+ * threads. Every change to a thread is one
  * atomic unit, so other threads' writers are never blocked for long.
  */
 export class ThreadLifecycle {
-  constructor(
-    private readonly dialect: Dialect,
-    private readonly serde: SerializerProtocol,
-  ) {}
+  constructor(private readonly dialect: Dialect) {}
 
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
     requireId(sourceThreadId, "source thread id");
@@ -154,126 +142,6 @@ export class ThreadLifecycle {
     }
     if (batch.length > 0) await flush();
     return touched;
-  }
-
-  /**
-   * LangGraph's delta-channel walk in one query: a recursive CTE follows the parent
-   * chain, and joins the writes of the requested channels and each channel's nearest
-   * stored value (through the JSON copy of channel_versions).
-   */
-  async deltaChannelHistory(
-    threadId: string,
-    ns: string,
-    checkpointId: string | undefined,
-    channels: string[],
-  ): Promise<Record<string, DeltaChannelHistory>> {
-    const result: Record<string, DeltaChannelHistory> = {};
-    for (const channel of channels) result[channel] = { writes: [] };
-    const c = this.dialect.columns.checkpoints;
-    const seedDepth = new Map<string, number>();
-    const found: { row: Row; depth: number }[] = [];
-    // The target itself is depth 0 and contributes nothing; its ancestors are 1, 2, ...
-    let start: { from: SQL; depth: number } | undefined = {
-      from:
-        checkpointId === undefined
-          ? sql`(select max(${c.checkpointId}) from ${c.table} where ${c.threadId} = ${threadId} and ${c.nsKey} = ${this.dialect.nsKey(ns)})`
-          : sql`${checkpointId}`,
-      depth: 0,
-    };
-    while (start) {
-      const remaining = channels.filter((channel) => !seedDepth.has(channel));
-      if (remaining.length === 0) break;
-      const rows = await this.walkAncestors(threadId, ns, start, remaining);
-      let deepest: Row | undefined;
-      for (const row of rows) {
-        const depth = start.depth + Number(row.depth);
-        if (row.kind === "link") deepest = row;
-        else if (row.kind === "seed") {
-          seedDepth.set(row.channel as string, depth);
-          result[row.channel as string].seed = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
-        } else found.push({ row, depth });
-      }
-      // A walk stops after WALK_DEPTH steps (MariaDB's default recursion limit is 1000):
-      // carry on from the deepest ancestor's parent.
-      const parent = deepest?.parent_checkpoint_id;
-      start =
-        deepest && Number(deepest.depth) >= WALK_DEPTH && typeof parent === "string"
-          ? { from: sql`${parent}`, depth: start.depth + Number(deepest.depth) + 1 }
-          : undefined;
-    }
-    // Oldest ancestor first; within one checkpoint, LangGraph's (task path, task id, idx) order.
-    const writes = found
-      .filter(({ row, depth }) => depth <= (seedDepth.get(row.channel as string) ?? Infinity))
-      .map(({ row, depth }) => ({
-        row,
-        depth,
-        key: writesSortKey((row.task_path as string) ?? "", row.task_id as string, Number(row.idx)),
-      }))
-      .sort((x, y) => y.depth - x.depth || compareWritesSortKeys(x.key, y.key));
-    for (const { row } of writes) {
-      const value = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
-      const write: CheckpointPendingWrite = [row.task_id as string, row.channel as string, value];
-      result[row.channel as string].writes.push(write);
-    }
-    return result;
-  }
-
-  /**
-   * One query: a recursive CTE follows the parent chain from `start` for at most
-   * WALK_DEPTH steps and returns the writes of `channels` at each ancestor, each
-   * channel's nearest stored value ("seed"), and the deepest ancestor reached ("link").
-   * Depths are relative to `start`; with `start.depth` 0 the start itself is left out.
-   */
-  private async walkAncestors(
-    threadId: string,
-    ns: string,
-    start: { from: SQL; depth: number },
-    channels: string[],
-  ): Promise<Row[]> {
-    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
-    const nsKey = this.dialect.nsKey(ns);
-    const first = start.depth === 0 ? 1 : 0;
-    const channelList = sql.join(
-      channels.map((channel) => sql`${channel}`),
-      sql`, `,
-    );
-    // The version each ancestor holds for a channel, to find that channel's blob.
-    const versionOf = sql.join(
-      channels.map(
-        (channel) =>
-          sql`(${b.channel} = ${channel} and ${b.version} = ${this.dialect.jsonField(sql`${c.channelVersions}`, channel)})`,
-      ),
-      sql` or `,
-    );
-    // The chain carries short keys only, so every database keeps it in memory.
-    return this.dialect.query(sql`
-      with recursive chain (checkpoint_id, parent_checkpoint_id, depth) as (
-        select ${c.checkpointId}, ${c.parentCheckpointId}, 0 from ${c.table}
-        where ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} = ${start.from}
-        union all
-        select ${c.checkpointId}, ${c.parentCheckpointId}, chain.depth + 1
-        from ${c.table} join chain on ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey}
-          and ${c.checkpointId} = chain.parent_checkpoint_id
-        where chain.depth < ${WALK_DEPTH}
-      )
-      select 'write' as ${sql.identifier("kind")}, chain.depth as ${sql.identifier("depth")}, ${as(w.channel, "channel")},
-             ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, ${as(w.type, "type")},
-             ${as(w.blob, "blob")}, null as ${sql.identifier("parent_checkpoint_id")}
-      from chain join ${w.table} on ${w.threadId} = ${threadId} and ${w.nsKey} = ${nsKey}
-        and ${w.checkpointId} = chain.checkpoint_id
-      where chain.depth >= ${first} and ${w.channel} in (${channelList})
-      union all
-      select 'seed', seeds.depth, seeds.channel, null, null, null, seeds.type, seeds.blob, null from (
-        select chain.depth as depth, ${as(b.channel, "channel")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
-               row_number() over (partition by ${b.channel} order by chain.depth) as nearest
-        from chain
-        join ${c.table} on ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} = chain.checkpoint_id
-        join ${b.table} on ${b.threadId} = ${threadId} and ${b.nsKey} = ${nsKey} and (${versionOf})
-        where chain.depth >= ${first} and ${b.type} <> 'empty'
-      ) seeds where seeds.nearest = 1
-      union all
-      select 'link', chain.depth, null, null, null, null, null, null, chain.parent_checkpoint_id
-      from chain where chain.depth = (select max(depth) from chain)`);
   }
 
   private tables(): { table: Table; threadId: Column }[] {

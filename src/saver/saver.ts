@@ -11,11 +11,12 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
-import { connect } from "../drivers/connect.js";
+import { connect, type UrlDriver } from "../drivers/connect.js";
 import { type CheckpointTables, resolve, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { Migrations } from "./migrate.js";
 import { CheckpointReader } from "./read.js";
@@ -36,10 +37,21 @@ export interface DrizzleSaverOptions {
    * drizzle-kit. `setup()` then does nothing.
    */
   tables?: CheckpointTables;
+  /**
+   * PostgreSQL only: the schema of the saver's tables, created by `setup()` if missing.
+   * Every statement names it, so the connection's search_path does not matter. By
+   * default the tables are where search_path puts them (the current schema).
+   */
+  schema?: string;
   /** Table recording our applied migrations; default "langgraph_checkpoint_migrations". */
   migrationsTable?: string;
-  /** PostgreSQL schema of that table; default the current schema (first of search_path), where our tables go. */
+  /** PostgreSQL schema of that table; default `schema`, else the current schema (first of search_path). */
   migrationsSchema?: string;
+}
+
+export interface FromUrlOptions extends DrizzleSaverOptions {
+  /** The driver to open the URL with; by default the first installed one that serves its scheme. */
+  driver?: UrlDriver;
 }
 
 /**
@@ -52,17 +64,19 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   protected readonly dialect: Dialect;
   private readonly migrations: Migrations;
   private readonly lifecycle: ThreadLifecycle;
+  private readonly deltaChannels: DeltaChannelWalk;
   private readonly reader: CheckpointReader;
   private readonly writer: CheckpointWriter;
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
-    const { dialect, migrations } = resolve(db, options.tables);
+    const { dialect, migrations } = resolve(db, options.tables, options.schema);
     this.dialect = dialect;
     const templates = new Templates();
     this.reader = new CheckpointReader(dialect, this.serde, templates);
     this.writer = new CheckpointWriter(dialect, this.serde, templates);
-    this.lifecycle = new ThreadLifecycle(dialect, this.serde);
+    this.lifecycle = new ThreadLifecycle(dialect);
+    this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
     this.migrations = new Migrations(dialect, {
       folder: findMigrationsFolder(migrations),
       ownTables: options.tables !== undefined,
@@ -72,12 +86,20 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Opens its own connection from a URL: "postgres://" / "postgresql://", "mysql://",
-   * or SQLite as "file:path", ":memory:" or a plain path. `close()` ends it.
+   * Opens its own connection from a URL: "postgres://" / "postgresql://" (postgres.js,
+   * else pg), "mysql://" / "mariadb://" (mysql2), or SQLite as "file:path", ":memory:"
+   * or a plain path (better-sqlite3; libSQL with `driver: "libsql"`). `close()` ends it.
    */
-  static async fromUrl(url: string, options: DrizzleSaverOptions = {}): Promise<DrizzleSaver> {
-    const connection = await connect(url);
-    const saver = new DrizzleSaver(connection.db, options);
+  static async fromUrl(url: string, options: FromUrlOptions = {}): Promise<DrizzleSaver> {
+    const { driver, ...saverOptions } = options;
+    const connection = await connect(url, driver);
+    let saver: DrizzleSaver;
+    try {
+      saver = new DrizzleSaver(connection.db, saverOptions);
+    } catch (error) {
+      await connection.close().catch(() => {});
+      throw error;
+    }
     saver.closeConnection = connection.close;
     return saver;
   }
@@ -167,7 +189,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       configurable.checkpoint_id === undefined ? undefined : requireId(configurable.checkpoint_id, "checkpoint_id");
     if (!Array.isArray(options.channels))
       throw new InvalidInputError("getDeltaChannelHistory: channels must be an array");
-    return this.lifecycle.deltaChannelHistory(threadId, ns, checkpointId, options.channels);
+    return this.deltaChannels.walk(threadId, ns, checkpointId, options.channels);
   }
 
   /**

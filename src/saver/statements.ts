@@ -104,3 +104,24 @@ export class Templates {
     return { template: key === undefined ? build() : this.cache.get(key, build), values };
   }
 }
+
+/**
+ * A statement as plain drizzle SQL with its values in place of the placeholders, for
+ * drizzle's public `execute`/`all`/`run` (no compiled text, no private API).
+ */
+export function filled(statement: Statement, derive?: (name: string, values: Values) => unknown): SQL {
+  if (!isBound(statement)) return statement;
+  const { values } = statement;
+  const fill = (query: SQL): SQL =>
+    new SQL(
+      query.queryChunks.map((chunk) => {
+        if (is(chunk, SQL)) return fill(chunk);
+        if (!is(chunk, Placeholder)) return chunk;
+        const name = chunk.name as string;
+        if (!(name in values) && name.includes("#") && derive) return sql`${derive(name, values)}`;
+        if (!(name in values)) throw new Error(`no value for placeholder "${name}"`);
+        return sql`${values[name]}`;
+      }),
+    );
+  return fill(statement.template);
+}

@@ -1,5 +1,5 @@
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
-import { DIALECTS } from "../helpers/databases.js";
+import { TARGETS } from "../helpers/drivers.js";
 import {
   buildParallelGraph,
   buildPipelineGraph,
@@ -38,7 +38,7 @@ async function runFailure(checkpointer: BaseCheckpointSaver, durability: Mode) {
   return { failure, failed, result, counter, history: await normalHistory(graph, config) };
 }
 
-describe.each(DIALECTS)("durability modes on %s", (dialect) => {
+describe.each(TARGETS)("durability modes on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it.each(MODES)("saves what MemorySaver saves with durability %s", async (durability) => {

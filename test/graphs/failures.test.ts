@@ -1,5 +1,5 @@
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
-import { DIALECTS } from "../helpers/databases.js";
+import { TARGETS } from "../helpers/drivers.js";
 import {
   buildFanOutGraph,
   buildParallelGraph,
@@ -38,7 +38,7 @@ async function runFailingFanOut(checkpointer: BaseCheckpointSaver) {
   return { failure, workersAfterFailure, failed, result, counter, history: await normalHistory(graph, config) };
 }
 
-describe.each(DIALECTS)("node failures on %s", (dialect) => {
+describe.each(TARGETS)("node failures on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("resumes after a failed node without re-running its successful sibling", async () => {

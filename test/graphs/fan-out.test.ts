@@ -1,5 +1,5 @@
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
-import { DIALECTS } from "../helpers/databases.js";
+import { TARGETS } from "../helpers/drivers.js";
 import { buildFanOutGraph, newThread, normalHistory, normalSnapshot, useFreshSaver } from "./graphs.js";
 
 async function runFanOut(checkpointer: BaseCheckpointSaver, items: number[]) {
@@ -11,7 +11,7 @@ async function runFanOut(checkpointer: BaseCheckpointSaver, items: number[]) {
   return { result, state, history: await normalHistory(graph, config), counter };
 }
 
-describe.each(DIALECTS)("Send fan-out on %s", (dialect) => {
+describe.each(TARGETS)("Send fan-out on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("runs one worker per Send and reduces their results like MemorySaver", async () => {

@@ -21,7 +21,8 @@ import {
 } from "@langchain/langgraph";
 import { afterAll, beforeAll } from "vitest";
 import type { DrizzleSaver } from "../../src/index.js";
-import { type DialectName, freshSaver } from "../helpers/databases.js";
+import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { type ExtraDriver, freshDriverSaver, type Target } from "../helpers/drivers.js";
 
 /**
  * Graphs shared by the end-to-end tests. Every builder takes the checkpointer, so
@@ -392,13 +393,19 @@ export interface SaverHandle {
 }
 
 /** A DrizzleSaver over a fresh database for the enclosing describe block, closed after it. */
-export function useFreshSaver(dialect: DialectName): SaverHandle {
-  let current: { saver: DrizzleSaver; url: string } | undefined;
+export function useFreshSaver(target: Target): SaverHandle {
+  let current: { saver: DrizzleSaver; url: string; close(): Promise<void> } | undefined;
   beforeAll(async () => {
-    current = await freshSaver(dialect);
+    if ((DIALECTS as readonly string[]).includes(target)) {
+      const fresh = await freshSaver(target as DialectName);
+      current = { ...fresh, close: () => fresh.saver.close() };
+    } else {
+      const { saver, database } = await freshDriverSaver(target as ExtraDriver);
+      current = { saver, url: "", close: () => database.close() };
+    }
   });
   afterAll(async () => {
-    await current?.saver.close();
+    await current?.close();
   });
   return {
     get saver() {
@@ -406,7 +413,7 @@ export function useFreshSaver(dialect: DialectName): SaverHandle {
       return current.saver;
     },
     get url() {
-      if (!current) throw new Error("saver not ready");
+      if (!current?.url) throw new Error("no URL: this saver was made from a drizzle database");
       return current.url;
     },
   };

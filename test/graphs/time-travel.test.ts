@@ -1,6 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type BaseCheckpointSaver, MemorySaver, type StateSnapshot } from "@langchain/langgraph";
-import { DIALECTS } from "../helpers/databases.js";
+import { TARGETS } from "../helpers/drivers.js";
 import {
   buildPipelineGraph,
   history,
@@ -75,7 +75,7 @@ async function runTimeTravel(checkpointer: BaseCheckpointSaver) {
   };
 }
 
-describe.each(DIALECTS)("time travel on %s", (dialect) => {
+describe.each(TARGETS)("time travel on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("forks from old checkpoints without touching the original branch, like MemorySaver", async () => {

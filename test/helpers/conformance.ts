@@ -1,8 +1,12 @@
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import { DrizzleSaver } from "../../src/index.js";
 import { clearTables, type DialectName, freshSaver } from "./databases.js";
+import { clearSaver, type ExtraDriver, freshDriverSaver, type OpenDatabase } from "./drivers.js";
 
-/** LangGraph's own conformance suite, unchanged, on one dialect (one file each, so they run in parallel). */
+/**
+ * LangGraph's own conformance suite, unchanged, on one dialect through `fromUrl`'s
+ * default driver (one file each, so they run in parallel).
+ */
 export function runConformance(dialect: DialectName): void {
   let url = "";
   const initializer = {
@@ -18,6 +22,28 @@ export function runConformance(dialect: DialectName): void {
       await saver.close();
       await clearTables(url);
     },
+  };
+  validate(initializer);
+  deltaChannelHistoryTests(initializer);
+}
+
+/** The same suite on a drizzle database the application made with `driver`: one database per file. */
+export function runDriverConformance(driver: ExtraDriver): void {
+  let database: OpenDatabase | undefined;
+  const initializer = {
+    checkpointerName: `DrizzleSaver (${driver})`,
+    beforeAllTimeout: 120_000,
+    async beforeAll() {
+      database = (await freshDriverSaver(driver)).database;
+    },
+    async afterAll() {
+      await database?.close();
+    },
+    createCheckpointer: () => {
+      if (!database) throw new Error("database not open");
+      return new DrizzleSaver(database.db);
+    },
+    destroyCheckpointer: (saver: DrizzleSaver) => clearSaver(saver),
   };
   validate(initializer);
   deltaChannelHistoryTests(initializer);

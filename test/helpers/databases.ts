@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
-import { DrizzleSaver, type DrizzleSaverOptions } from "../../src/index.js";
+import { DrizzleSaver, type FromUrlOptions } from "../../src/index.js";
 
 /**
  * The three databases every behaviour is tested on. PostgreSQL and MariaDB come
@@ -41,7 +41,7 @@ export async function freshDatabaseUrl(dialect: DialectName): Promise<string> {
 }
 
 /** A saver over a fresh database with the migrations applied. */
-export async function freshSaver(dialect: DialectName, options: DrizzleSaverOptions = {}) {
+export async function freshSaver(dialect: DialectName, options: FromUrlOptions = {}) {
   const url = await freshDatabaseUrl(dialect);
   const saver = await DrizzleSaver.fromUrl(url, options);
   await saver.setup();

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { DrizzleSaver } from "../../src/index.js";
+import { DrizzleSaver, type UrlDriver } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import {
   type Child,
@@ -181,7 +181,14 @@ function totals(children: Child[]) {
   };
 }
 
-describe.each(DIALECTS)("concurrent processes on %s", (dialect: DialectName) => {
+/** Each dialect through fromUrl's default driver, and the other drivers fromUrl can open. */
+const TARGETS: [string, DialectName, UrlDriver | undefined][] = [
+  ...DIALECTS.map((dialect): [string, DialectName, undefined] => [dialect, dialect, undefined]),
+  ["pg", "postgres", "pg"],
+  ["libsql", "sqlite", "libsql"],
+];
+
+describe.each(TARGETS)("concurrent processes on %s", (target, dialect, driver) => {
   it(
     `${PROCESSES} processes writing own and shared threads lose nothing and keep valid chains`,
     async () => {
@@ -200,7 +207,7 @@ describe.each(DIALECTS)("concurrent processes on %s", (dialect: DialectName) => 
           checkpointId: shared.configurable?.checkpoint_id as string,
         };
         const children = await runWriters(
-          Array.from({ length: PROCESSES }, (_, proc) => writerArgs(url, proc, { sharedTask })),
+          Array.from({ length: PROCESSES }, (_, proc) => writerArgs(url, proc, { sharedTask, driver })),
         );
         const { problems, checkpoints, chains, writeSets } = await verify(saver, children);
 
@@ -219,6 +226,7 @@ describe.each(DIALECTS)("concurrent processes on %s", (dialect: DialectName) => 
         expect(problems).toEqual([]);
         expect(acked).toHaveLength(PROCESSES * STEPS);
         report("concurrent writers", dialect, {
+          driver: target,
           processes: PROCESSES,
           ...totals(children),
           sharedTaskRaces: STEPS,

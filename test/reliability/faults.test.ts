@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import { type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { DrizzleSaver, MissingParentError } from "../../src/index.js";
+import { DrizzleSaver, MissingParentError, type UrlDriver } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { type ChainSpec, ChainWriter, checkChain } from "./chain.js";
 import {
@@ -81,11 +81,18 @@ describe.each(DIALECTS)("a writer process killed in the middle of writing on %s"
   );
 });
 
-describe.each(["postgres", "mysql"] as const)("connections dropped during puts on %s", (dialect) => {
+/** postgres.js and mysql2 (fromUrl's defaults), and node-postgres's Pool. */
+const DROPPED: [string, "postgres" | "mysql", UrlDriver | undefined][] = [
+  ["postgres", "postgres", undefined],
+  ["mysql", "mysql", undefined],
+  ["pg", "postgres", "pg"],
+];
+
+describe.each(DROPPED)("connections dropped during puts on %s", (target, dialect, driver) => {
   it(
     "loses no acknowledged checkpoint, leaves no partial one, and the same saver recovers",
     async () => {
-      const { saver, url } = await freshSaver(dialect);
+      const { saver, url } = await freshSaver(dialect, { driver });
       const killer = await connectionKiller(dialect, url);
       const writers = SOAK ? 6 : 3;
       const targetFailures = SOAK ? 100 : 12;
@@ -174,6 +181,7 @@ describe.each(["postgres", "mysql"] as const)("connections dropped during puts o
         expect(tuple?.metadata?.step).toBe(0);
 
         report("connections dropped during puts", dialect, {
+          driver: target,
           concurrentWriters: writers,
           killRounds,
           connectionsKilled: killed,

@@ -149,6 +149,8 @@ describe("DrizzleSaver.fromUrl", () => {
   });
 
   it("refuses a database object it does not know", () => {
-    expect(() => new DrizzleSaver({} as never)).toThrow(/postgres \(postgres.js\), mysql2 or better-sqlite3/);
+    expect(() => new DrizzleSaver({} as never)).toThrow(
+      /supported drivers: postgres, pg, @electric-sql\/pglite, mysql2, better-sqlite3, @libsql\/client/,
+    );
   });
 });

@@ -1,12 +1,14 @@
 // Concurrency worker: writes checkpoint chains and pending writes to several threads,
 // some of them shared with other processes, and acknowledges every completed call.
 import { uuid6 } from "@langchain/langgraph-checkpoint";
-import { DrizzleSaver } from "../../../src/index.js";
+import { DrizzleSaver, type UrlDriver } from "../../../src/index.js";
 import { channelValue, checkpointOf } from "../helpers.js";
 import { argument, barrier, emit, run } from "./io.js";
 
 export interface WriterArgs {
   url: string;
+  /** The driver fromUrl opens the URL with (its default when absent). */
+  driver?: UrlDriver;
   proc: number;
   steps: number;
   /** Characters of each channel value. */
@@ -35,7 +37,7 @@ const args = argument<WriterArgs>();
 await run(async () => {
   let saver: DrizzleSaver | undefined;
   const open = async () => {
-    const opened = await DrizzleSaver.fromUrl(args.url);
+    const opened = await DrizzleSaver.fromUrl(args.url, { driver: args.driver });
     await opened.setup();
     return opened;
   };
