@@ -6,7 +6,7 @@ import { type CompiledQuery, isBound, type Statement } from "../saver/statements
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
-import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 
 const KINDS: Record<JsonKind, string> = {
   string: "'STRING'",
@@ -185,7 +185,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         }
         parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
       }
-      return sql`(${sql.join(parts, sql` and `)})`;
+      return allOf(parts);
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
     // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
