@@ -16,8 +16,8 @@ import { emptyCheckpoint } from "./reference.js";
 const nested = (depth: number): unknown => (depth === 0 ? 1 : { a: nested(depth - 1) });
 
 /** Metadata with `keys` extra keys k0, k1, ... (as an application's own keys). */
-function manyKeys(keys: number, valueOf: (i: number) => unknown = (i) => i): Record<string, unknown> {
-  return Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, valueOf(i)]));
+function manyKeys(keys: number, value: (i: number) => unknown = (i) => i): Record<string, unknown> {
+  return Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, value(i)]));
 }
 
 function cyclic(): Record<string, unknown> {

@@ -176,7 +176,7 @@ describe("MsgpackSerializer", () => {
     await expect(serde.loadsTyped("json", nested(MAX_NESTING_DEPTH + 1))).rejects.toThrow(SerializationError);
     await expect(serde.loadsTyped("json", `{"a":${nested(100_000)}}`)).rejects.toThrow(/nested deeper than/);
     // Brackets inside strings are text, not nesting.
-    const text = JSON.stringify({ s: "[".repeat(5000) + '\\"{' });
+    const text = JSON.stringify({ s: `${"[".repeat(5000)}\\"{` });
     expect(await serde.loadsTyped("json", text)).toEqual(JSON.parse(text));
     await expect(serde.loadsTyped("json", "{not json")).rejects.toThrow(SerializationError);
   });
