@@ -1,7 +1,8 @@
-import type { SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { CompiledQuery, Statement } from "../saver/statements.js";
 import { compilerFor, sessionOf } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
+import { inlineParameters } from "./mysql-literals.js";
 
 /** The slice of drizzle's MySQL session used to run compiled text. */
 interface MySqlSession {
@@ -15,7 +16,8 @@ interface MySqlDrizzle {
 
 /**
  * mysql2, pool or single connection. Statements run through drizzle's session (its
- * logger and type casts apply); a transaction pins one connection.
+ * logger and type casts apply), their values written as literals no sql_mode changes
+ * (see mysql-literals.ts); a transaction pins one connection.
  */
 export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Executor {
   const compiler = compilerFor(db, options);
@@ -23,7 +25,7 @@ export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Exec
     const execute = async (statement: Statement) => {
       try {
         const [result] = (await sessionOf<MySqlSession>(target)
-          .prepareQuery(compiler.compile(statement), undefined)
+          .prepareQuery(inlineParameters(compiler.compile(statement)), undefined)
           .execute()) as [unknown];
         return result;
       } catch (error) {
@@ -36,7 +38,7 @@ export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Exec
       run: async (statement) => Number(((await execute(statement)) as { affectedRows?: number }).affectedRows ?? 0),
       script: async (statement) => {
         try {
-          await target.execute(statement);
+          await target.execute(sql.raw(inlineParameters(compiler.compile(statement)).sql));
         } catch (error) {
           onFailure?.(error);
           throw error;
