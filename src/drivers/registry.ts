@@ -17,6 +17,7 @@ import * as sqliteSchema from "../schema/sqlite.js";
 import { betterSqliteExecutor } from "./better-sqlite3.js";
 import { sessionKind } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions } from "./executor.js";
+import { withHiddenParameters } from "./hide-parameters.js";
 import { mysql2Executor } from "./mysql2.js";
 import { pgSessionExecutor } from "./pg-session.js";
 import { postgresJsExecutor } from "./postgres-js.js";
@@ -104,8 +105,8 @@ export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefi
   }
   const kind = sessionKind(db);
   const entry = DRIVERS.find((candidate) => candidate.session === kind);
-  const executor = entry
-    ? entry.executor(db, family.executorOptions)
-    : family.fallback(db, kind ?? "unknown", family.executorOptions);
+  const executor = withHiddenParameters(
+    entry ? entry.executor(db, family.executorOptions) : family.fallback(db, kind ?? "unknown", family.executorOptions),
+  );
   return { dialect: family.dialect(executor, tables), migrations: family.migrations };
 }
