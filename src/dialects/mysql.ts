@@ -7,7 +7,8 @@ import { type CompiledQuery, isBound, type Statement } from "../saver/statements
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
-import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { applyResumably } from "./mysql-migrations.js";
 
 const KINDS: Record<JsonKind, string> = {
   string: "'STRING'",
@@ -186,7 +187,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         }
         parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
       }
-      return sql`(${sql.join(parts, sql` and `)})`;
+      return allOf(parts);
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
     // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
@@ -219,8 +220,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     },
     createMigrationsTable: (table) =>
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
-    // The transaction pins one connection, which GET_LOCK needs. MySQL DDL commits
-    // implicitly, which is why each migration is recorded right after its statements.
+    // The transaction pins one connection, which GET_LOCK needs.
     async lockMigrations(tx, { migrationsTable }) {
       const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
       const [acquired] = await tx.all(sql`select get_lock(${lock}, 300) as acquired`);
@@ -229,5 +229,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         await tx.all(sql`select release_lock(${lock})`);
       };
     },
+    // DDL commits implicitly: progress is recorded per statement (see mysql-migrations.ts).
+    applyMigration: applyResumably,
   };
 }
