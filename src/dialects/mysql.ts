@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
 import type { Executor, Runner } from "../drivers/executor.js";
-import { mysqlLiteral } from "../drivers/mysql-literals.js";
+import { mysqlLiteralLength } from "../drivers/mysql-literals.js";
 import { InvalidInputError } from "../errors.js";
 import { type CompiledQuery, isBound, type Statement } from "../saver/statements.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
@@ -96,7 +96,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
   async function checkPacketSize(queries: CompiledQuery[]): Promise<void> {
     const size = queries
       .flatMap((query) => query.params)
-      .reduce((total: number, param) => total + mysqlLiteral(param).length, 0);
+      .reduce((total: number, param) => total + mysqlLiteralLength(param), 0);
     if (size < 1024 * 1024) return;
     maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
     const limit = await maxPacket;

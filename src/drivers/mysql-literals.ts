@@ -28,6 +28,13 @@ export function mysqlLiteral(value: unknown): string {
   throw new TypeError(`unsupported MySQL parameter type: ${Object.prototype.toString.call(value)}`);
 }
 
+/** The length of {@link mysqlLiteral}`(value)`, without building it (a large value's hex may exceed a string's maximum). */
+export function mysqlLiteralLength(value: unknown): number {
+  if (typeof value === "string") return "_utf8mb4 X''".length + 2 * Buffer.byteLength(value, "utf8");
+  if (value instanceof Uint8Array) return "X''".length + 2 * value.byteLength;
+  return mysqlLiteral(value).length;
+}
+
 /** Quoted identifiers and literals, comments, or a `?` placeholder of the statement's own text. */
 const TOKENS = /`(?:[^`]|``)*`|'(?:[^'\\]|''|\\.)*'|"(?:[^"\\]|""|\\.)*"|--[^\n]*|#[^\n]*|\/\*[\s\S]*?\*\/|\?/g;
 
