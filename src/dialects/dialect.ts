@@ -149,11 +149,12 @@ export interface Dialect {
    */
   lockMigrations(tx: Runner, options: MigrationOptions): Promise<() => Promise<void>>;
   /**
-   * Optional: applies one migration's statements and calls `recordApplied` itself, for
-   * a database whose DDL is not transactional (MySQL: resumes after a kill). Without
-   * it, the statements run one after the other and the migration is recorded after.
+   * Optional: applies one migration's statements and records it as applied in `table`
+   * (hash, created_at) itself, for a database whose DDL is not transactional (MySQL:
+   * resumes after a kill). Without it, the statements run one after the other and
+   * the migration is recorded after them.
    */
-  applyMigration?(tx: Runner, table: SQL, migration: MigrationMeta, recordApplied: () => Promise<void>): Promise<void>;
+  applyMigration?(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void>;
 }
 
 export interface TableStats {

@@ -43,14 +43,10 @@ const PROGRESS = /^in progress: (\d+) statements done$/;
 
 /**
  * Applies one migration's statements, resuming after the last one a killed run
- * recorded, then records it as applied with `recordApplied` and drops its progress row.
+ * recorded, then turns its progress row into the row recording it as applied (one
+ * statement: a kill leaves either the progress row or the record, never both).
  */
-export async function applyResumably(
-  tx: Runner,
-  table: SQL,
-  migration: MigrationMeta,
-  recordApplied: () => Promise<void>,
-): Promise<void> {
+export async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void> {
   const statements = migration.sql.filter((statement) => statement.trim());
   const key = -migration.folderMillis;
   const [row] = await tx.all(sql`select hash from ${table} where created_at = ${key} order by id desc limit 1`);
@@ -69,7 +65,7 @@ export async function applyResumably(
     }
     await record(i + 1);
   }
-  // Killed between these two, the next run finds every statement done and records it.
-  await recordApplied();
-  await tx.run(sql`delete from ${table} where created_at = ${key}`);
+  await tx.run(
+    sql`update ${table} set hash = ${migration.hash}, created_at = ${migration.folderMillis} where created_at = ${key}`,
+  );
 }

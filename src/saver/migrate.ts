@@ -62,7 +62,7 @@ export async function migrate(dialect: Dialect, options: MigrationOptions): Prom
         };
         if (dialect.applyMigration) {
           const apply = dialect.applyMigration.bind(dialect);
-          await applying(migration, () => apply(tx, table, migration, recordApplied));
+          await applying(migration, () => apply(tx, table, migration));
         } else {
           await applying(migration, async () => {
             for (const statement of migration.sql) if (statement.trim()) await tx.script(sql.raw(statement));
