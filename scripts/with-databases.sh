@@ -58,7 +58,7 @@ start_mariadb() {
   mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "
     create database langgraph character set utf8mb4;
     create user 'langgraph'@'127.0.0.1' identified by 'langgraph';
-    grant all on *.* to 'langgraph'@'127.0.0.1';"
+    grant all on *.* to 'langgraph'@'127.0.0.1' with grant option;"
   export MYSQL_URL="mysql://langgraph:langgraph@127.0.0.1:$MYSQL_PORT/langgraph"
   log "MariaDB on $MYSQL_URL"
 }

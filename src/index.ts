@@ -13,11 +13,13 @@ export {
   UnsupportedDriverError,
 } from "./errors.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
+export { FILTER_LIMITS } from "./saver/metadata.js";
 export {
   DrizzleSaver,
   type DrizzleSaverOptions,
   type FromUrlOptions,
   type ThreadSummary,
 } from "./saver/saver.js";
+export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
 export * from "./transfer/index.js";

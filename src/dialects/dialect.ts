@@ -1,4 +1,5 @@
 import type { Column, SQL, Table } from "drizzle-orm";
+import type { MigrationMeta } from "drizzle-orm/migrator";
 import type { Executor, Row, Runner } from "../drivers/executor.js";
 import type { JsonValue } from "../saver/metadata.js";
 import type { Statement } from "../saver/statements.js";
@@ -147,6 +148,13 @@ export interface Dialect {
    * migrators (and creates what the table needs first, a schema); returns its release.
    */
   lockMigrations(tx: Runner, options: MigrationOptions): Promise<() => Promise<void>>;
+  /**
+   * Optional: applies one migration's statements and records it as applied in `table`
+   * (hash, created_at) itself, for a database whose DDL is not transactional (MySQL:
+   * resumes after a kill). Without it, the statements run one after the other and
+   * the migration is recorded after them.
+   */
+  applyMigration?(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void>;
 }
 
 export interface TableStats {

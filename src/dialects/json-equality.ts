@@ -20,6 +20,16 @@ export interface JsonNodeOps<N> {
 }
 
 /**
+ * The conjunction of `parts`, parenthesised as a balanced tree: SQLite refuses an
+ * expression tree deeper than 1000, which a flat chain of a few hundred terms reaches.
+ */
+export function allOf(parts: SQL[]): SQL {
+  if (parts.length <= 2) return sql`(${sql.join(parts, sql` and `)})`;
+  const half = Math.ceil(parts.length / 2);
+  return sql`(${allOf(parts.slice(0, half))} and ${allOf(parts.slice(half))})`;
+}
+
+/**
  * Exact JSON equality expanded into per-node predicates: types must match, numbers
  * compare by value, arrays element by element in order, objects key by key with the
  * same number of keys (so key order never matters and extra keys never match).
@@ -34,5 +44,5 @@ export function jsonEquals<N>(ops: JsonNodeOps<N>, node: N, value: JsonValue): S
     : Object.entries(value);
   const parts = [ops.is(node, Array.isArray(value) ? "array" : "object"), sql`${ops.size(node)} = ${entries.length}`];
   for (const [key, item] of entries) parts.push(ops.member(node, key, (child) => jsonEquals(ops, child, item)));
-  return sql`(${sql.join(parts, sql` and `)})`;
+  return allOf(parts);
 }

@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
 import type { Executor, Runner } from "../drivers/executor.js";
+import { mysqlLiteralLength } from "../drivers/mysql-literals.js";
 import { InvalidInputError } from "../errors.js";
 import { type CompiledQuery, isBound, type Statement } from "../saver/statements.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
-import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { applyResumably } from "./mysql-migrations.js";
 
 const KINDS: Record<JsonKind, string> = {
   string: "'STRING'",
@@ -88,13 +90,13 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     [checkpointWrites.taskId, checkpointWrites.taskHash],
   ]);
 
-  // mysql2 sends bytes as hex text, so a statement is about twice its binary values:
+  // Values go as hex literals (see mysql-literals.ts), so a statement is about twice its binary values:
   // say so clearly instead of letting the server drop the connection mid-write.
   let maxPacket: Promise<number> | undefined;
   async function checkPacketSize(queries: CompiledQuery[]): Promise<void> {
     const size = queries
       .flatMap((query) => query.params)
-      .reduce((total: number, param) => total + (Buffer.isBuffer(param) ? 2 * param.length : String(param).length), 0);
+      .reduce((total: number, param) => total + mysqlLiteralLength(param), 0);
     if (size < 1024 * 1024) return;
     maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
     const limit = await maxPacket;
@@ -185,7 +187,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         }
         parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
       }
-      return sql`(${sql.join(parts, sql` and `)})`;
+      return allOf(parts);
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
     // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
@@ -218,8 +220,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     },
     createMigrationsTable: (table) =>
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
-    // The transaction pins one connection, which GET_LOCK needs. MySQL DDL commits
-    // implicitly, which is why each migration is recorded right after its statements.
+    // The transaction pins one connection, which GET_LOCK needs.
     async lockMigrations(tx, { migrationsTable }) {
       const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
       const [acquired] = await tx.all(sql`select get_lock(${lock}, 300) as acquired`);
@@ -228,5 +229,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         await tx.all(sql`select release_lock(${lock})`);
       };
     },
+    // DDL commits implicitly: progress is recorded per statement (see mysql-migrations.ts).
+    applyMigration: applyResumably,
   };
 }

@@ -3,7 +3,7 @@ import type { Executor } from "../drivers/executor.js";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
 import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect } from "./dialect.js";
-import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 
 const KINDS: Record<JsonKind, string> = {
   string: "'text'",
@@ -85,7 +85,7 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         }
         parts.push(ops.member(root, key, (child) => jsonEquals(ops, child, value)));
       }
-      return sql`(${sql.join(parts, sql` and `)})`;
+      return allOf(parts);
     },
     // cast: json_each returns numbers as numbers, which never equal a text column.
     jsonField: (document, key) => sql`(select cast(value as text) from json_each(${document}) where key = ${key})`,

@@ -1,7 +1,8 @@
-import type { SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { CompiledQuery, Statement } from "../saver/statements.js";
 import { clientOf, compilerFor, privateApiAvailable, sessionOf } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
+import { inlineParameters } from "./mysql-literals.js";
 import { oneConnection } from "./one-connection.js";
 import { publicMysqlExecutor } from "./public-api.js";
 
@@ -17,7 +18,8 @@ interface MySqlDrizzle {
 
 /**
  * mysql2, pool or single connection. Statements run through drizzle's session (its
- * logger and type casts apply). On a pool a transaction pins a connection of its own;
+ * logger and type casts apply), their values written as literals no sql_mode changes
+ * (see mysql-literals.ts). On a pool a transaction pins a connection of its own;
  * a single connection runs everything, so its transactions exclude other statements.
  */
 export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Executor {
@@ -34,7 +36,7 @@ function mysql2PoolExecutor(db: unknown, options: ExecutorOptions): Executor {
     const execute = async (statement: Statement) => {
       try {
         const [result] = (await sessionOf<MySqlSession>(target)
-          .prepareQuery(compiler.compile(statement), undefined)
+          .prepareQuery(inlineParameters(compiler.compile(statement)), undefined)
           .execute()) as [unknown];
         return result;
       } catch (error) {
@@ -47,7 +49,7 @@ function mysql2PoolExecutor(db: unknown, options: ExecutorOptions): Executor {
       run: async (statement) => Number(((await execute(statement)) as { affectedRows?: number }).affectedRows ?? 0),
       script: async (statement) => {
         try {
-          await target.execute(statement);
+          await target.execute(sql.raw(inlineParameters(compiler.compile(statement)).sql));
         } catch (error) {
           onFailure?.(error);
           throw error;

@@ -18,6 +18,7 @@ import * as sqliteSchema from "../schema/sqlite.js";
 import { betterSqliteExecutor } from "./better-sqlite3.js";
 import { sessionKind } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions } from "./executor.js";
+import { withHiddenParameters } from "./hide-parameters.js";
 import { libsqlExecutor } from "./libsql.js";
 import { mysql2Executor } from "./mysql2.js";
 import { nodePostgresExecutor } from "./node-postgres.js";
@@ -122,7 +123,7 @@ export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefi
       throw new InvalidInputError("schema must be a non-empty string");
     if (tables) throw new InvalidInputError("pass either schema or tables: tables name their own schema");
   }
-  const executor = entry.executor(db, family.executorOptions);
+  const executor = withHiddenParameters(entry.executor(db, family.executorOptions));
   return { dialect: family.dialect(executor, tables, schema), migrations: family.migrations };
 }
 

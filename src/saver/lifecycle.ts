@@ -1,4 +1,4 @@
-import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
+import { type Column, getTableColumns, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
 import { storedFilterEntries } from "./metadata.js";

@@ -86,16 +86,64 @@ export function parseMetadata(stored: unknown): Record<string, unknown> {
   return fromStoredJson(value) as Record<string, unknown>;
 }
 
-/** Filter entries in stored form; keys whose value is `undefined` are ignored. */
+/**
+ * Bounds on a metadata filter, checked before any SQL is built: MySQL and SQLite
+ * compare a filter node by node, and each node is a predicate in the statement.
+ */
+export const FILTER_LIMITS = {
+  /** Top-level keys. */
+  keys: 100,
+  /** Nesting of arrays and objects inside one filter value (a scalar value is depth 0). */
+  depth: 10,
+  /** JSON values in the whole filter: each key's value and every array element and member inside it. */
+  values: 500,
+  /** Bytes of the filter as JSON text. */
+  bytes: 16 * 1024,
+} as const;
+
+/** Counts the values of `value` into `budget`, stopping as soon as a limit is passed (cycles included). */
+function measureFilterValue(value: unknown, key: string, depth: number, budget: { values: number }): void {
+  if (--budget.values < 0) {
+    throw new InvalidInputError(`list filter has more than ${FILTER_LIMITS.values} values in total`);
+  }
+  if (value === null || typeof value !== "object") return;
+  const withToJSON = value as { toJSON?: () => unknown };
+  if (typeof withToJSON.toJSON === "function") {
+    measureFilterValue(withToJSON.toJSON(), key, depth, budget);
+    return;
+  }
+  if (depth + 1 > FILTER_LIMITS.depth) {
+    throw new InvalidInputError(`filter.${key} is nested deeper than ${FILTER_LIMITS.depth} levels`);
+  }
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    measureFilterValue(item, key, depth + 1, budget);
+  }
+}
+
+/**
+ * Filter entries in stored form; keys whose value is `undefined` are ignored. A filter
+ * beyond {@link FILTER_LIMITS} is an InvalidInputError.
+ */
 export function storedFilterEntries(filter: Record<string, unknown> | undefined): [string, JsonValue][] {
   if (!filter) return [];
   if (typeof filter !== "object" || Array.isArray(filter)) throw new InvalidInputError("list filter must be an object");
+  const given = Object.entries(filter).filter(([, value]) => value !== undefined);
+  if (given.length > FILTER_LIMITS.keys) {
+    throw new InvalidInputError(`list filter has ${given.length} keys, more than ${FILTER_LIMITS.keys}`);
+  }
+  const budget = { values: FILTER_LIMITS.values };
+  for (const [key, value] of given) measureFilterValue(value, key, 0, budget);
   const entries: [string, JsonValue][] = [];
-  for (const [key, value] of Object.entries(filter)) {
-    if (value === undefined) continue;
+  let bytes = 1; // the opening brace
+  for (const [key, value] of given) {
     const stored = toStoredJson(value, `filter.${key}`);
     if (stored === undefined) throw new InvalidInputError(`filter.${key}: ${typeof value} cannot be matched`);
-    entries.push([escapeKey(key), stored]);
+    const escapedKey = escapeKey(key);
+    bytes += Buffer.byteLength(JSON.stringify(escapedKey)) + Buffer.byteLength(JSON.stringify(stored)) + 2; // colon, comma or brace
+    if (bytes > FILTER_LIMITS.bytes) {
+      throw new InvalidInputError(`list filter is larger than ${FILTER_LIMITS.bytes} bytes as JSON`);
+    }
+    entries.push([escapedKey, stored]);
   }
   return entries;
 }

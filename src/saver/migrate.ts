@@ -55,12 +55,20 @@ export async function migrate(dialect: Dialect, options: MigrationOptions): Prom
         options.migrationsFolder,
         recorded.map((row) => row.created_at),
       )) {
-        await applying(migration, async () => {
-          for (const statement of migration.sql) if (statement.trim()) await tx.script(sql.raw(statement));
-        });
-        await tx.run(
-          sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
-        );
+        const recordApplied = async () => {
+          await tx.run(
+            sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
+          );
+        };
+        if (dialect.applyMigration) {
+          const apply = dialect.applyMigration.bind(dialect);
+          await applying(migration, () => apply(tx, table, migration));
+        } else {
+          await applying(migration, async () => {
+            for (const statement of migration.sql) if (statement.trim()) await tx.script(sql.raw(statement));
+          });
+          await recordApplied();
+        }
         applied.push(migration.folderMillis);
       }
     } finally {

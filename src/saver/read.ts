@@ -17,7 +17,8 @@ import { InvalidInputError } from "../errors.js";
 import { parseMetadata, storedFilterEntries } from "./metadata.js";
 import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
 import type { Templates, Values } from "./statements.js";
-import { as, asBytes, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
+import { decodeStored } from "./stored-values.js";
+import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
 import { nextChannelVersion } from "./versions.js";
 
 /** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
@@ -161,12 +162,12 @@ export class CheckpointReader {
     const tuples = await Promise.all(
       checkpointRows.map(async (row): Promise<CheckpointTuple> => {
         const key = rowKey(row);
-        const stored = (await this.serde.loadsTyped(row.type as string, asBytes(row.data))) as Checkpoint;
+        const stored = (await decodeStored(this.serde, row.type, row.data, { key })) as Checkpoint;
         const channelValues: Record<string, unknown> = {};
         for (const [channel, version] of Object.entries(stored.channel_versions ?? {})) {
           const blob = blobs.get(JSON.stringify([key.threadId, key.ns, channel, String(version)]));
           if (!blob || blob.type === "empty") continue;
-          channelValues[channel] = await this.serde.loadsTyped(blob.type as string, asBytes(blob.data));
+          channelValues[channel] = await decodeStored(this.serde, blob.type, blob.data, { key, channel });
         }
         const checkpoint: Checkpoint = { ...stored, channel_values: channelValues };
         const parentId = (row.parent_checkpoint_id as string | null) ?? null;
@@ -177,7 +178,7 @@ export class CheckpointReader {
           checkpoint,
           metadata: parseMetadata(row.metadata) as CheckpointMetadata,
           parentConfig: parentId ? configOf({ ...key, checkpointId: parentId }) : undefined,
-          pendingWrites: await this.decodeWrites(writes.get(keyOf(key)) ?? []),
+          pendingWrites: await this.decodeWrites(writes.get(keyOf(key)) ?? [], key),
         };
       }),
     );
@@ -186,7 +187,7 @@ export class CheckpointReader {
   }
 
   /** Pending writes in LangGraph's (task path, task id, idx) order. */
-  private async decodeWrites(rows: Row[]): Promise<CheckpointPendingWrite[]> {
+  private async decodeWrites(rows: Row[], key: CheckpointKey): Promise<CheckpointPendingWrite[]> {
     const sorted = rows
       .map((row) => ({ row, sortKey: writesSortKey(row.task_path as string, row.task_id as string, Number(row.idx)) }))
       .sort((x, y) => compareWritesSortKeys(x.sortKey, y.sortKey));
@@ -195,7 +196,11 @@ export class CheckpointReader {
         async ({ row }): Promise<CheckpointPendingWrite> => [
           row.task_id as string,
           row.channel as string,
-          await this.serde.loadsTyped(row.type as string, asBytes(row.data)),
+          await decodeStored(this.serde, row.type, row.data, {
+            key,
+            channel: row.channel as string,
+            taskId: row.task_id as string,
+          }),
         ],
       ),
     );
@@ -216,7 +221,7 @@ export class CheckpointReader {
     if (rows.length > 0)
       this.applyPendingSends(
         checkpoint,
-        (await this.decodeWrites(rows)).map(([, , value]) => value),
+        (await this.decodeWrites(rows, parent)).map(([, , value]) => value),
       );
   }
 

@@ -1,21 +1,9 @@
-import {
-  AIMessage,
-  AIMessageChunk,
-  ChatMessage,
-  ChatMessageChunk,
-  FunctionMessage,
-  FunctionMessageChunk,
-  HumanMessage,
-  HumanMessageChunk,
-  RemoveMessage,
-  SystemMessage,
-  SystemMessageChunk,
-  ToolMessage,
-  ToolMessageChunk,
-} from "@langchain/core/messages";
 import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { Decoder, Encoder, ExtData, ExtensionCodec } from "@msgpack/msgpack";
 import { SerializationError } from "../errors.js";
+import { checkMsgpack, MAX_NESTING_DEPTH } from "./bounds.js";
+import { loadJson } from "./json.js";
+import { compactMessage, isLangChainSerializable, reviveLangChain } from "./messages.js";
 
 /**
  * Extension codes of our MessagePack format. Stored data depends on them: never
@@ -35,90 +23,6 @@ const EXT = {
   /** A message of an allowlisted class, stored compactly as [class name, fields]. */
   message: 10,
 } as const;
-
-/** Fields a message constructor fills with an empty value itself: not stored when empty. */
-const DEFAULTED_FIELDS = ["additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls"];
-
-const isEmpty = (value: unknown) =>
-  (Array.isArray(value) && value.length === 0) ||
-  (typeof value === "object" &&
-    value !== null &&
-    Object.getPrototypeOf(value) === Object.prototype &&
-    Object.keys(value).length === 0);
-
-/**
- * LangChain classes revived from `{ lc: 1, type: "constructor" }` records. Only
- * these are ever instantiated; any other record comes back as inert data, so a
- * row written by an attacker cannot make us load a module or run a constructor.
- */
-const MESSAGE_CLASSES: Record<string, new (fields: never) => object> = {
-  AIMessage,
-  AIMessageChunk,
-  ChatMessage,
-  ChatMessageChunk,
-  FunctionMessage,
-  FunctionMessageChunk,
-  HumanMessage,
-  HumanMessageChunk,
-  RemoveMessage,
-  SystemMessage,
-  SystemMessageChunk,
-  ToolMessage,
-  ToolMessageChunk,
-};
-
-const MESSAGE_CLASS_NAMES = new Map<unknown, string>(
-  Object.entries(MESSAGE_CLASSES).map(([name, messageClass]) => [messageClass, name]),
-);
-
-interface LcRecord {
-  lc: number;
-  type: string;
-  id: unknown;
-  kwargs?: unknown;
-}
-
-function isLangChainSerializable(value: object): value is { toJSON(): LcRecord } {
-  const candidate = value as { lc_serializable?: unknown; toJSON?: unknown };
-  return candidate.lc_serializable === true && typeof candidate.toJSON === "function";
-}
-
-/** [class name, fields] of a message of exactly an allowlisted class (a subclass would lose its behaviour). */
-function compactMessage(value: object): [string, Record<string, unknown>] | undefined {
-  const name = MESSAGE_CLASS_NAMES.get(value.constructor);
-  if (name === undefined || !isLangChainSerializable(value)) return undefined;
-  const { type, kwargs } = value.toJSON();
-  if (type !== "constructor" || typeof kwargs !== "object" || kwargs === null) return undefined;
-  const fields = Object.entries(kwargs).filter(([key, field]) => !(DEFAULTED_FIELDS.includes(key) && isEmpty(field)));
-  return [name, Object.fromEntries(fields)];
-}
-
-function reviveLangChain(record: unknown): unknown {
-  if (typeof record !== "object" || record === null) return record;
-  const { lc, type, id, kwargs } = record as LcRecord;
-  const isMessagePath =
-    Array.isArray(id) &&
-    id.length >= 2 &&
-    (id[0] === "langchain_core" || id[0] === "langchain") &&
-    id.includes("messages");
-  const name = Array.isArray(id) ? id[id.length - 1] : undefined;
-  if (
-    lc === 1 &&
-    type === "constructor" &&
-    isMessagePath &&
-    typeof name === "string" &&
-    Object.hasOwn(MESSAGE_CLASSES, name) &&
-    typeof kwargs === "object" &&
-    kwargs !== null
-  ) {
-    try {
-      return new MESSAGE_CLASSES[name](kwargs as never);
-    } catch {
-      return record;
-    }
-  }
-  return record;
-}
 
 function buildCodec(): ExtensionCodec {
   const codec = new ExtensionCodec();
@@ -198,13 +102,24 @@ function buildCodec(): ExtensionCodec {
 }
 
 const codec = buildCodec();
+/** Extension types whose payload is MessagePack again (checked with the document that holds it). */
+const NESTED_EXT = new Set<number>([
+  EXT.map,
+  EXT.set,
+  EXT.lcObject,
+  EXT.error,
+  EXT.regexp,
+  EXT.deltaSnapshot,
+  EXT.protoKeyObject,
+  EXT.message,
+]);
 const UNDEFINED = new ExtData(EXT.undefined, new Uint8Array(0));
 
 /**
  * MessagePack turns `undefined` into nil before extensions are consulted, so the
  * encoder is given a hook that writes our undefined extension instead.
  */
-function createEncoder(): Encoder {
+function createEncoder(level: number): Encoder {
   const encoder = new Encoder({ extensionCodec: codec, useBigInt64: false });
   const internals = encoder as unknown as {
     doEncode(object: unknown, depth: number): void;
@@ -212,6 +127,12 @@ function createEncoder(): Encoder {
   };
   const doEncode = internals.doEncode.bind(encoder);
   internals.doEncode = (object, depth) => {
+    // The same nesting depth the reader counts (see checkMsgpack): what is written can be read.
+    if (typeof object === "object" && object !== null) {
+      const nesting = encodeBase[level] + depth; // the encoder counts the top-level value as depth 1
+      if (nesting > MAX_NESTING_DEPTH) throw new Error(`value nested deeper than ${MAX_NESTING_DEPTH} levels`);
+      encodeReached[level] = nesting;
+    }
     const message = typeof object === "object" && object !== null ? compactMessage(object) : undefined;
     if (object === undefined) internals.encodeExtension(UNDEFINED);
     else if (message) internals.encodeExtension(new ExtData(EXT.message, encodeValue(message)));
@@ -233,9 +154,15 @@ const encoders: Encoder[] = [];
 const decoders: Decoder[] = [];
 let encodeDepth = 0;
 let decodeDepth = 0;
+/** Per encoder level: the nesting depth it starts at, and the depth of the value it last entered. */
+const encodeBase: number[] = [];
+const encodeReached: number[] = [];
 
 function encodeValue(value: unknown): Uint8Array {
-  encoders[encodeDepth] ??= createEncoder();
+  const level = encodeDepth;
+  encoders[level] ??= createEncoder(level);
+  // An extension's payload sits one level inside the value being encoded one level up.
+  encodeBase[level] = level === 0 ? 0 : encodeReached[level - 1];
   const encoder = encoders[encodeDepth++];
   try {
     return encoder.encode(value); // a copy: the encoder's buffer is reused
@@ -245,6 +172,9 @@ function encodeValue(value: unknown): Uint8Array {
 }
 
 function decodeValue(data: Uint8Array): unknown {
+  // The whole document, extension payloads included, is checked once before decoding:
+  // the decoder allocates what a header declares before it reads any element.
+  if (decodeDepth === 0) checkMsgpack(data, NESTED_EXT);
   decoders[decodeDepth] ??= new Decoder({ extensionCodec: codec });
   const decoder = decoders[decodeDepth++];
   try {
@@ -252,45 +182,6 @@ function decodeValue(data: Uint8Array): unknown {
   } finally {
     decodeDepth--;
   }
-}
-
-/**
- * Revives values written by LangGraph's JsonPlusSerializer: its lc:2 records
- * (undefined, Set, Map, RegExp, Error, Uint8Array, DeltaSnapshot) and LangChain
- * messages; every other record stays plain data.
- */
-function reviveJson(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(reviveJson);
-  if (value === null || typeof value !== "object") return value;
-  const object: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    Object.defineProperty(object, key, {
-      value: reviveJson(item),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  const record = object as { lc?: unknown; type?: unknown; id?: unknown; args?: unknown; value?: unknown };
-  if (record.lc === 1) return reviveLangChain(object);
-  if (record.lc !== 2) return object;
-  if (record.type === "undefined") return undefined;
-  if (record.type === "delta_snapshot" && "value" in record) return new DeltaSnapshot(record.value);
-  const name = Array.isArray(record.id) && record.id.length === 1 ? record.id[0] : undefined;
-  const args = Array.isArray(record.args) ? record.args : [];
-  if (record.type !== "constructor") return object;
-  try {
-    if (name === "Set" && Array.isArray(args[0])) return new Set(args[0]);
-    if (name === "Map" && Array.isArray(args[0])) return new Map(args[0] as [unknown, unknown][]);
-    if (name === "RegExp" && typeof args[0] === "string" && typeof args[1] === "string") {
-      return new RegExp(args[0], args[1]);
-    }
-    if (name === "Error" && typeof args[0] === "string") return new Error(args[0]);
-    if (name === "Uint8Array" && Array.isArray(args[0])) return Uint8Array.from(args[0] as number[]);
-  } catch {
-    return object;
-  }
-  return object;
 }
 
 /**
@@ -323,9 +214,7 @@ export class MsgpackSerializer implements SerializerProtocol {
       case "bytes":
         return typeof data === "string" ? new TextEncoder().encode(data) : data;
       case "json":
-        // LangGraph's JSON format, revived by our own rules: JsonPlusSerializer would
-        // instantiate any langchain_core class a stored record names.
-        return reviveJson(JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data)));
+        return loadJson(data);
       default:
         throw new SerializationError(`unknown serialization type "${type}"`);
     }

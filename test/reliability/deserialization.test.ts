@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
 import { ExtData, encode } from "@msgpack/msgpack";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DrizzleSaver, MsgpackSerializer } from "../../src/index.js";
+import { type DrizzleSaver, MsgpackSerializer, SerializationError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { checkpointOf, openRaw, type RawDb, report } from "./helpers.js";
 
@@ -267,6 +267,51 @@ describe.each(DIALECTS)("rows crafted by an attacker on %s", (dialect: DialectNa
       { ok: "1" },
     );
     expect((await saver.getTuple(healthy))?.checkpoint.channel_values).toEqual({ ok: 1 });
+  });
+
+  it("a 161-byte array bomb fails only the read that meets it, with an error naming the row", async () => {
+    // 32 nested array32 headers declaring 2^25 elements each: decoding used to allocate
+    // them before reading any element and abort the process (heap limit).
+    const bomb = new Uint8Array(32 * 5 + 1);
+    for (let i = 0; i < 32; i++) bomb.set([0xdd, 0x02, 0x00, 0x00, 0x00], i * 5);
+    const inBlob = await checkpointReferring();
+    await raw.insertBlob({ ...inBlob, channel: "evil", type: "msgpack", blob: bomb });
+    const inWrite = await checkpointReferring();
+    await raw.insertWrite({ ...inWrite, taskId: "evil-task", idx: 0, channel: "evil", type: "msgpack", blob: bomb });
+    const inCheckpoint = await checkpointReferring();
+    await raw.updateCheckpoint(inCheckpoint, { type: "msgpack", checkpoint: bomb });
+    figures.rowsCrafted += 3;
+    const named = (thread: string, checkpoint: string, what: string) =>
+      new RegExp(`${what} of thread "${thread}", namespace "", checkpoint "${checkpoint}"`);
+    const cases = [
+      [inBlob, 'the value of channel "evil"'],
+      [inWrite, 'the pending write of task "evil-task" to channel "evil"'],
+      [inCheckpoint, "the checkpoint"],
+    ] as const;
+    for (const [place, what] of cases) {
+      const read = saver.getTuple(place.config);
+      await expect(read).rejects.toThrow(SerializationError);
+      await expect(read).rejects.toThrow(named(place.threadId, place.checkpointId, what));
+      await expect(read).rejects.toThrow(/more than the data holds/);
+      figures.refused += 1;
+    }
+    // A cross-thread list meets the rows: it fails the same way, the process lives on.
+    const listAll = async () => {
+      for await (const _ of saver.list({})) {
+      }
+    };
+    await expect(listAll()).rejects.toThrow(SerializationError);
+    // Every other thread stays readable.
+    const healthy = await saver.put(
+      { configurable: { thread_id: "healthy-after-bomb" } },
+      checkpointOf(uuid6(-1), { ok: 2 }, { ok: "1" }),
+      { source: "input", step: -1, parents: {} },
+      { ok: "1" },
+    );
+    expect((await saver.getTuple(healthy))?.checkpoint.channel_values).toEqual({ ok: 2 });
+    const listed = [];
+    for await (const tuple of saver.list({ configurable: { thread_id: "healthy-after-bomb" } })) listed.push(tuple);
+    expect(listed).toHaveLength(1);
   });
 
   it("deeply nested data neither crashes the process nor runs anything", async () => {

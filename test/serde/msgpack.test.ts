@@ -1,8 +1,10 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { ExtData, encode } from "@msgpack/msgpack";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MsgpackSerializer, SerializationError } from "../../src/index.js";
+import { MAX_NESTING_DEPTH } from "../../src/serde/bounds.js";
 
 const serde = new MsgpackSerializer();
 const roundTrip = async (value: unknown) => serde.loadsTyped(...(await serde.dumpsTyped(value)));
@@ -121,5 +123,74 @@ describe("MsgpackSerializer", () => {
   it("refuses values it cannot encode", async () => {
     await expect(serde.dumpsTyped({ fn: () => 1 })).rejects.toThrow(SerializationError);
     await expect(serde.dumpsTyped({ sym: Symbol("s") })).rejects.toThrow(SerializationError);
+  });
+
+  it("refuses a header declaring more elements than the data holds, before allocating them", async () => {
+    // 32 nested array32 headers of 2^25 elements each: the decoder used to allocate them
+    // all before reading one (a heap abort no try can catch).
+    const bomb = new Uint8Array(32 * 5 + 1);
+    for (let i = 0; i < 32; i++) bomb.set([0xdd, 0x02, 0x00, 0x00, 0x00], i * 5);
+    await expect(serde.loadsTyped("msgpack", bomb)).rejects.toThrow(SerializationError);
+    await expect(serde.loadsTyped("msgpack", bomb)).rejects.toThrow(/more than the data holds/);
+    // Each header alone fits, together they do not: elements owed by outer arrays count.
+    const owed = new Uint8Array([0x92, 0xdc, 0x00, 0x03, 0x01, 0x01, 0x01]);
+    await expect(serde.loadsTyped("msgpack", owed)).rejects.toThrow(/more than the data holds/);
+    const cases = [
+      [0xdf, 0x00, 0x10, 0x00, 0x00, 0xc0], // map32 of 2^20 entries
+      [0xdb, 0x7f, 0xff, 0xff, 0xff, 0x61], // str32 of 2 GiB
+      [0xc9, 0x7f, 0xff, 0xff, 0xff, 0x02], // ext32 of 2 GiB
+    ];
+    for (const bytes of cases) {
+      await expect(serde.loadsTyped("msgpack", new Uint8Array(bytes))).rejects.toThrow(SerializationError);
+    }
+    // The same inside the payload of a Map extension, which is decoded by a nested decoder.
+    const inner = encode(new ExtData(2, bomb));
+    await expect(serde.loadsTyped("msgpack", encode({ a: new ExtData(3, inner) }))).rejects.toThrow(
+      /more than the data holds/,
+    );
+  });
+
+  it("reads and writes values nested up to the documented depth, and refuses deeper ones", async () => {
+    // Each Map is an extension (one level) holding an array of [key, value] pairs (two levels).
+    const nestedMaps = (maps: number, inner: unknown) => {
+      let value = inner;
+      for (let i = 0; i < maps; i++) value = new Map([["k", value]]);
+      return value;
+    };
+    const maps = Math.floor((MAX_NESTING_DEPTH - 1) / 3);
+    const atLimit = nestedMaps(maps, [1]);
+    expect(await roundTrip(atLimit)).toStrictEqual(atLimit);
+    await expect(serde.dumpsTyped(nestedMaps(maps, [[1]]))).rejects.toThrow(/nested deeper than/);
+    // Crafted rows deeper than the limit: plain arrays, and extensions inside extensions.
+    const arrays = (depth: number) => new Uint8Array([...new Array(depth).fill(0x91), 0x01]);
+    expect(await serde.loadsTyped("msgpack", arrays(MAX_NESTING_DEPTH))).toBeInstanceOf(Array);
+    await expect(serde.loadsTyped("msgpack", arrays(MAX_NESTING_DEPTH + 1))).rejects.toThrow(/nested deeper than/);
+    let extensions: Uint8Array = encode(null);
+    for (let i = 0; i <= MAX_NESTING_DEPTH; i++) extensions = encode(new ExtData(3, extensions));
+    await expect(serde.loadsTyped("msgpack", extensions)).rejects.toThrow(/nested deeper than/);
+  });
+
+  it("bounds the nesting of LangGraph's JSON format the same way", async () => {
+    const nested = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
+    expect(await serde.loadsTyped("json", nested(MAX_NESTING_DEPTH))).toBeInstanceOf(Array);
+    await expect(serde.loadsTyped("json", nested(MAX_NESTING_DEPTH + 1))).rejects.toThrow(SerializationError);
+    await expect(serde.loadsTyped("json", `{"a":${nested(100_000)}}`)).rejects.toThrow(/nested deeper than/);
+    // Brackets inside strings are text, not nesting.
+    const text = JSON.stringify({ s: `${"[".repeat(5000)}\\"{` });
+    expect(await serde.loadsTyped("json", text)).toEqual(JSON.parse(text));
+    await expect(serde.loadsTyped("json", "{not json")).rejects.toThrow(SerializationError);
+  });
+
+  it("decodes any byte string to a value or a SerializationError", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 64 }), async (bytes) => {
+        try {
+          await serde.loadsTyped("msgpack", bytes);
+        } catch (error) {
+          expect(error).toBeInstanceOf(SerializationError);
+        }
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -1,0 +1,71 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { MigrationMeta } from "drizzle-orm/migrator";
+import type { Runner } from "../drivers/executor.js";
+
+/**
+ * MySQL and MariaDB commit each DDL statement on its own (one statement is atomic,
+ * a migration of several is not), so a setup() killed half-way used to leave tables
+ * that existed without their migration being recorded, and every later setup()
+ * failed on "Table ... already exists".
+ *
+ * Progress is therefore recorded per statement, in the migrations table itself: a row
+ * with the migration's timestamp negated (never a journal timestamp, so never read as
+ * an applied migration) and the number of statements done in `hash`. The row is
+ * written before the first statement runs. A later run resumes at the statement after
+ * the last one recorded; that statement may have been applied by the run that was
+ * killed before it could record it, so there, and only there, an error saying its
+ * work is already done (the table, column or index exists, or what it drops is gone)
+ * counts as done. Without a progress row nothing is tolerated: a table of the same
+ * name that was not made by us is still an error.
+ */
+
+/** Server errors meaning a DDL statement's effect is already there. */
+const ALREADY_DONE = new Set([
+  1050, // table exists
+  1051, // unknown table (a DROP TABLE)
+  1060, // duplicate column
+  1061, // duplicate key name
+  1068, // multiple primary key
+  1091, // can't drop a field or key: it is gone
+  1826, // duplicate foreign key name
+]);
+
+function errno(error: unknown): unknown {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = (current as { errno?: unknown }).errno;
+    if (code !== undefined) return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+const PROGRESS = /^in progress: (\d+) statements done$/;
+
+/**
+ * Applies one migration's statements, resuming after the last one a killed run
+ * recorded, then turns its progress row into the row recording it as applied (one
+ * statement: a kill leaves either the progress row or the record, never both).
+ */
+export async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void> {
+  const statements = migration.sql.filter((statement) => statement.trim());
+  const key = -migration.folderMillis;
+  const [row] = await tx.all(sql`select hash from ${table} where created_at = ${key} order by id desc limit 1`);
+  const resumed = typeof row?.hash === "string" ? PROGRESS.exec(row.hash) : null;
+  const done = resumed ? Number(resumed[1]) : 0;
+  const record = (count: number) =>
+    tx.run(sql`update ${table} set hash = ${`in progress: ${count} statements done`} where created_at = ${key}`);
+  if (!resumed) {
+    await tx.run(sql`insert into ${table} (hash, created_at) values (${"in progress: 0 statements done"}, ${key})`);
+  }
+  for (let i = done; i < statements.length; i++) {
+    try {
+      await tx.script(sql.raw(statements[i]));
+    } catch (error) {
+      if (!(resumed && i === done && ALREADY_DONE.has(Number(errno(error))))) throw error;
+    }
+    await record(i + 1);
+  }
+  await tx.run(
+    sql`update ${table} set hash = ${migration.hash}, created_at = ${migration.folderMillis} where created_at = ${key}`,
+  );
+}
