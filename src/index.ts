@@ -13,4 +13,5 @@ export {
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
 export { DrizzleSaver, type DrizzleSaverOptions, type ThreadSummary } from "./saver/saver.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
+export type { SpiderOptions } from "./spider/migrations.js";
 export * from "./transfer/index.js";

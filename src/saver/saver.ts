@@ -16,8 +16,9 @@ import { type CheckpointTables, resolve, type SupportedDatabase } from "../drive
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { SpiderMigrations, type SpiderOptions } from "../spider/migrations.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
-import { Migrations } from "./migrate.js";
+import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
 import { CheckpointReader } from "./read.js";
 import { Templates } from "./statements.js";
 import { listThreads, type ThreadSummary } from "./threads.js";
@@ -40,6 +41,11 @@ export interface DrizzleSaverOptions {
   migrationsTable?: string;
   /** PostgreSQL schema of that table; default the current schema (first of search_path), where our tables go. */
   migrationsSchema?: string;
+  /**
+   * MariaDB Spider: `db` is the Spider head and these are its data nodes; `setup()`
+   * migrates every node and builds the head's Spider tables (README, "Sharding").
+   */
+  spider?: SpiderOptions;
 }
 
 /**
@@ -50,7 +56,7 @@ export interface DrizzleSaverOptions {
  */
 export class DrizzleSaver extends BaseCheckpointSaver {
   protected readonly dialect: Dialect;
-  private readonly migrations: Migrations;
+  private readonly migrations: Pick<Migrations, "apply" | "status">;
   private readonly lifecycle: ThreadLifecycle;
   private readonly reader: CheckpointReader;
   private readonly writer: CheckpointWriter;
@@ -63,12 +69,24 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     this.reader = new CheckpointReader(dialect, this.serde, templates);
     this.writer = new CheckpointWriter(dialect, this.serde, templates);
     this.lifecycle = new ThreadLifecycle(dialect, this.serde);
-    this.migrations = new Migrations(dialect, {
-      folder: findMigrationsFolder(migrations),
-      ownTables: options.tables !== undefined,
-      table: options.migrationsTable,
-      schema: options.migrationsSchema,
-    });
+    const folder = findMigrationsFolder(migrations);
+    if (options.spider !== undefined && options.tables !== undefined) {
+      throw new InvalidInputError(
+        "the spider and tables options exclude each other: Spider tables are made by setup()",
+      );
+    }
+    this.migrations = options.spider
+      ? new SpiderMigrations(
+          dialect,
+          { migrationsFolder: folder, migrationsTable: options.migrationsTable ?? DEFAULT_MIGRATIONS_TABLE },
+          options.spider,
+        )
+      : new Migrations(dialect, {
+          folder,
+          ownTables: options.tables !== undefined,
+          table: options.migrationsTable,
+          schema: options.migrationsSchema,
+        });
   }
 
   /**
