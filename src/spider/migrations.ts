@@ -41,6 +41,7 @@ export class SpiderMigrations {
   }
 
   async apply(): Promise<MigrationInfo[]> {
+    await this.checkHead();
     let nodeTables: string[] = [];
     for (const [i, url] of this.shards.entries()) {
       const created = await withShard(url, async (dialect) => {
@@ -73,6 +74,26 @@ export class SpiderMigrations {
       }
     });
     return rebuilt ? all : [];
+  }
+
+  /**
+   * Spider's group-by handler rewrites the saver's window functions (row_number() over
+   * (order by ...)) into SQL the data nodes reject ("Unknown column ... in ORDER BY").
+   */
+  private async checkHead(): Promise<void> {
+    let rows: Record<string, unknown>[];
+    try {
+      rows = await this.head.query(sql`select @@global.spider_disable_group_by_handler as disabled`);
+    } catch (error) {
+      throw new InvalidInputError("the spider option needs a MariaDB server with the Spider engine (INSTALL SONAME 'ha_spider')", {
+        cause: error,
+      });
+    }
+    if (Number(rows[0]?.disabled) !== 1) {
+      throw new InvalidInputError(
+        "the Spider head needs spider_disable_group_by_handler=ON (in its server options, or SET GLOBAL): Spider's group-by handler mistranslates window functions",
+      );
+    }
   }
 
   async status(): Promise<{ applied: MigrationInfo[]; pending: MigrationInfo[] }> {
