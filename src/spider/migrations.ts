@@ -85,9 +85,12 @@ export class SpiderMigrations {
     try {
       rows = await this.head.query(sql`select @@global.spider_disable_group_by_handler as disabled`);
     } catch (error) {
-      throw new InvalidInputError("the spider option needs a MariaDB server with the Spider engine (INSTALL SONAME 'ha_spider')", {
-        cause: error,
-      });
+      throw new InvalidInputError(
+        "the spider option needs a MariaDB server with the Spider engine (INSTALL SONAME 'ha_spider')",
+        {
+          cause: error,
+        },
+      );
     }
     if (Number(rows[0]?.disabled) !== 1) {
       throw new InvalidInputError(

@@ -21,7 +21,8 @@ import {
 } from "@langchain/langgraph";
 import { afterAll, beforeAll } from "vitest";
 import type { DrizzleSaver } from "../../src/index.js";
-import { type DialectName, freshSaver } from "../helpers/databases.js";
+import { DIALECTS, freshSaver } from "../helpers/databases.js";
+import { freshSpider } from "../spider/support.js";
 
 /**
  * Graphs shared by the end-to-end tests. Every builder takes the checkpointer, so
@@ -391,11 +392,15 @@ export interface SaverHandle {
   readonly url: string;
 }
 
+/** Where the graph tests run: the three databases, and MariaDB sharded by Spider (test/spider/). */
+export const GRAPH_TARGETS = [...DIALECTS, "spider"] as const;
+export type GraphTarget = (typeof GRAPH_TARGETS)[number];
+
 /** A DrizzleSaver over a fresh database for the enclosing describe block, closed after it. */
-export function useFreshSaver(dialect: DialectName): SaverHandle {
+export function useFreshSaver(dialect: GraphTarget): SaverHandle {
   let current: { saver: DrizzleSaver; url: string } | undefined;
   beforeAll(async () => {
-    current = await freshSaver(dialect);
+    current = dialect === "spider" ? await freshSpider() : await freshSaver(dialect);
   });
   afterAll(async () => {
     await current?.saver.close();

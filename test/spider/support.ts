@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
 import { DrizzleSaver } from "../../src/index.js";
 import { mysqlIdsAsText } from "../helpers/databases.js";
@@ -13,7 +13,9 @@ export function spiderCluster(): { head: string; shards: string[] } {
   const head = process.env.SPIDER_URL;
   const shards = process.env.SPIDER_SHARDS?.split(",").filter(Boolean);
   if (!head || !shards?.length) {
-    throw new Error("SPIDER_URL and SPIDER_SHARDS are not set: run the tests through \"npm test\" (scripts/with-databases.sh)");
+    throw new Error(
+      'SPIDER_URL and SPIDER_SHARDS are not set: run the tests through "npm test" (scripts/with-databases.sh)',
+    );
   }
   return { head, shards };
 }
@@ -41,7 +43,11 @@ export async function freshSpider(): Promise<{ url: string; shards: string[]; sa
 }
 
 /** Rows of a table on each data node directly, not through the head. */
-export async function rowsPerShard(shards: string[], query: string, params: unknown[] = []): Promise<Record<string, unknown>[][]> {
+export async function rowsPerShard(
+  shards: string[],
+  query: string,
+  params: unknown[] = [],
+): Promise<Record<string, unknown>[][]> {
   return Promise.all(
     shards.map(async (shard) => {
       const connection = await mysql.createConnection({ uri: shard, ...mysqlIdsAsText });
