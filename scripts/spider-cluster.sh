@@ -2,9 +2,11 @@
 # A sharded MariaDB on loopback: two data nodes and one Spider head, each its own server process.
 #   bash scripts/spider-cluster.sh start         # prints SPIDER_URL=... and SPIDER_SHARDS=... last
 #   bash scripts/spider-cluster.sh stop          # stops the three servers, removes their data
-#   bash scripts/spider-cluster.sh kill-node N   # stops data node N (0 or 1) abruptly, keeps its data
-#   bash scripts/spider-cluster.sh start-node N  # starts data node N again on its data
-# Ports: SPIDER_HEAD_PORT (53320), SPIDER_NODE0_PORT (53321), SPIDER_NODE1_PORT (53322).
+#   bash scripts/spider-cluster.sh kill-node N   # stops data node N abruptly (kill -9), keeps its data
+#   bash scripts/spider-cluster.sh start-node N  # starts data node N (again, on its data)
+# Ports: SPIDER_HEAD_PORT (53320), SPIDER_NODE0_PORT (53321), SPIDER_NODE1_PORT (53322), and
+# SPIDER_NODE2_PORT (53323): a spare node that only `start-node 2` starts, for the failure
+# test, so killing it never disturbs the tests that use nodes 0 and 1.
 # Data and state live in SPIDER_DIR (default /tmp/lgcd-spider-<head port>).
 # Installs mariadb-server and mariadb-plugin-spider with apt-get when missing (Debian, as root).
 # The database "langgraph" is created on every server and migrated with the saver's Spider
@@ -12,7 +14,7 @@
 set -euo pipefail
 
 HEAD_PORT=${SPIDER_HEAD_PORT:-53320}
-NODE_PORTS=("${SPIDER_NODE0_PORT:-53321}" "${SPIDER_NODE1_PORT:-53322}")
+NODE_PORTS=("${SPIDER_NODE0_PORT:-53321}" "${SPIDER_NODE1_PORT:-53322}" "${SPIDER_NODE2_PORT:-53323}")
 DIR=${SPIDER_DIR:-/tmp/lgcd-spider-$HEAD_PORT}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -98,12 +100,15 @@ stop_server() {
 case "${1:-}" in
   start) start ;;
   stop)
-    for name in head node0 node1; do stop_server "$name" -TERM; done
+    for name in head node0 node1 node2; do stop_server "$name" -TERM; done
     rm -rf "$DIR"
     ;;
   kill-node) stop_server "node${2:?node number}" -KILL ;;
   start-node)
+    pid_file="$DIR/node${2:?node number}/pid"
+    if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then exit 0; fi
     launch "node${2:?node number}" "${NODE_PORTS[$2]}" >/dev/null
+    create_database "node$2"
     ;;
   *)
     echo "usage: $0 start|stop|kill-node N|start-node N" >&2
