@@ -2,6 +2,7 @@
 # A sharded MariaDB on loopback: two data nodes and one Spider head, each its own server process.
 #   bash scripts/spider-cluster.sh start         # prints SPIDER_URL=... and SPIDER_SHARDS=... last
 #   bash scripts/spider-cluster.sh stop          # stops the three servers, removes their data
+#   bash scripts/spider-cluster.sh running       # exit status 0 when the cluster is up
 #   bash scripts/spider-cluster.sh kill-node N   # stops data node N abruptly (kill -9), keeps its data
 #   bash scripts/spider-cluster.sh start-node N  # starts data node N (again, on its data)
 # Ports: SPIDER_HEAD_PORT (53320), SPIDER_NODE0_PORT (53321), SPIDER_NODE1_PORT (53322), and
@@ -64,7 +65,7 @@ create_database() {
 }
 
 start() {
-  if [ -f "$DIR/head/pid" ] && kill -0 "$(cat "$DIR/head/pid")" 2>/dev/null; then
+  if running; then
     log "already running in $DIR"
   else
     ensure_packages
@@ -97,8 +98,11 @@ stop_server() {
   rm -f "$pidfile"
 }
 
+running() { [ -f "$DIR/head/pid" ] && kill -0 "$(cat "$DIR/head/pid")" 2>/dev/null; }
+
 case "${1:-}" in
   start) start ;;
+  running) running ;;
   stop)
     for name in head node0 node1 node2; do stop_server "$name" -TERM; done
     rm -rf "$DIR"
@@ -111,7 +115,7 @@ case "${1:-}" in
     create_database "node$2"
     ;;
   *)
-    echo "usage: $0 start|stop|kill-node N|start-node N" >&2
+    echo "usage: $0 start|stop|running|kill-node N|start-node N" >&2
     exit 2
     ;;
 esac
