@@ -95,7 +95,14 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   static async fromUrl(url: string, options: DrizzleSaverOptions = {}): Promise<DrizzleSaver> {
     const connection = await connect(url);
-    const saver = new DrizzleSaver(connection.db, options);
+    let saver: DrizzleSaver;
+    try {
+      saver = new DrizzleSaver(connection.db, options);
+    } catch (error) {
+      // Rejected options: the connection opened for them is closed, not leaked.
+      await connection.close();
+      throw error;
+    }
     saver.closeConnection = connection.close;
     return saver;
   }
