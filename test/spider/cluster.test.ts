@@ -121,3 +121,29 @@ it("prunes and expires threads on both shards", async () => {
     ]);
   expect((await placement(first[0]))[0]).toEqual([1, 2, 1]);
 });
+
+it("pushes a metadata filter down to each node, where it runs on the node's index", async () => {
+  const [[first], [second]] = await threadsOnBothShards("indexed", 1);
+  for (const id of [first, second])
+    await writeThread(spider.saver, id, 2, (step) => ({ run_id: `indexed-${id}-${step}` }));
+  const database = new URL(spider.url).pathname.slice(1);
+  const logs = async (on: 0 | 1) => rowsPerShard(spider.shards, `set global log_output = 'TABLE', general_log = ${on}`);
+  await logs(1);
+  const found = [];
+  try {
+    for await (const tuple of spider.saver.list({}, { filter: { run_id: `indexed-${second}-1` } })) found.push(tuple);
+  } finally {
+    await logs(0);
+  }
+  expect(found.map((tuple) => tuple.config.configurable?.thread_id)).toEqual([second]);
+  const sent = await rowsPerShard(
+    spider.shards,
+    "select convert(argument using utf8mb4) as statement from mysql.general_log where command_type = 'Query' and argument like ? and argument like ?",
+    [`%\`${database}\`.\`checkpoints\`%`, `%meta_run_id%indexed-${second}-1%`],
+  );
+  for (const [shard, statements] of sent.entries()) {
+    expect(statements.length, `node ${shard}`).toBeGreaterThan(0);
+    const [plan] = await rowsPerShard([spider.shards[shard]], `explain ${String(statements[0].statement)}`);
+    expect(plan.map((row) => row.key)).toContain("checkpoints_meta_run_id_idx");
+  }
+});
