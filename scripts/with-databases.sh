@@ -3,7 +3,9 @@
 #   bash scripts/with-databases.sh <command...>
 # Installs the servers with apt-get when they are missing (Debian, as root).
 # Exports PG_URL and MYSQL_URL to the command. Data lives in a temporary directory
-# that is removed afterwards, so runs never see each other's data.
+# that is removed afterwards, so runs never see each other's data. Also starts the
+# sharded MariaDB of scripts/spider-cluster.sh (unless SPIDER_URL is set) and exports
+# SPIDER_URL and SPIDER_SHARDS.
 set -euo pipefail
 
 PG_PORT=${PG_PORT:-55432}
@@ -69,15 +71,30 @@ stop_all() {
     runuser -u postgres -- "$bin/pg_ctl" -D "$work/pg/data" -m immediate stop >/dev/null 2>&1 || true
   fi
   if [ -f "$work/mysql/pid" ]; then kill "$(cat "$work/mysql/pid")" 2>/dev/null || true; sleep 1; fi
+  if [ -n "${spider_started:-}" ]; then bash "$here/spider-cluster.sh" stop || true; fi
   rm -rf "$work"
+}
+
+start_spider() {
+  [ -n "${SPIDER_URL:-}" ] && return 0
+  local out
+  # A cluster someone else started on these ports is used, and left running.
+  bash "$here/spider-cluster.sh" running || spider_started=1
+  out=$(bash "$here/spider-cluster.sh" start)
+  export SPIDER_URL SPIDER_SHARDS
+  SPIDER_URL=$(grep '^SPIDER_URL=' <<<"$out" | cut -d= -f2-)
+  SPIDER_SHARDS=$(grep '^SPIDER_SHARDS=' <<<"$out" | cut -d= -f2-)
+  log "Spider head on $SPIDER_URL"
 }
 
 # Servers already given (a developer's own): use them as they are.
 if [ -n "${PG_URL:-}" ] && [ -n "${MYSQL_URL:-}" ]; then exec "$@"; fi
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/lgcd-db.XXXXXX)
 chmod 755 "$work"
 trap stop_all EXIT
 ensure_packages
 start_postgres
 start_mariadb
+start_spider
 "$@"

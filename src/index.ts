@@ -22,4 +22,5 @@ export {
 } from "./saver/saver.js";
 export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
+export type { SpiderOptions } from "./spider/migrations.js";
 export * from "./transfer/index.js";

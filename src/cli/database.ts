@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { sqliteFile } from "../drivers/connect.js";
-import { DriverNotInstalledError, DrizzleSaver, InvalidInputError } from "../index.js";
+import { DriverNotInstalledError, DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "../index.js";
 import { CliError, EXIT_FAILURE, UsageError } from "./errors.js";
 
 export const URL_ENV = "LANGGRAPH_CHECKPOINT_URL";
@@ -26,6 +26,8 @@ export interface OpenOptions {
   create?: boolean;
   /** Fail unless the checkpoint tables exist (every command but migrate and status). */
   requireSchema?: boolean;
+  /** Options of the saver (the Spider shards for migrate). */
+  saverOptions?: DrizzleSaverOptions;
 }
 
 /** Opens the database; `run` gets the saver, which is always closed afterwards. */
@@ -40,7 +42,7 @@ export async function withSaver<T>(
   }
   let saver: DrizzleSaver;
   try {
-    saver = await DrizzleSaver.fromUrl(url);
+    saver = await DrizzleSaver.fromUrl(url, options.saverOptions);
   } catch (error) {
     // fromUrl rejects a URL it cannot use with an InvalidInputError (better-sqlite3: a TypeError) (unknown scheme, no file name, missing directory).
     if (error instanceof TypeError || error instanceof InvalidInputError) throw new UsageError(error.message);

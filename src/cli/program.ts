@@ -75,7 +75,13 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
 
   databaseCommand(program, "migrate", "apply the pending migrations (safe when several processes run it at once)")
     .option("--dry-run", "only list the pending migrations")
-    .action(async (options: DatabaseOptions & { dryRun?: boolean }) => {
+    .addOption(
+      new Option(
+        "--spider-shards <urls>",
+        "the URL is a MariaDB Spider head: migrate these data nodes (comma-separated mysql:// URLs) and build its Spider tables",
+      ).env("LANGGRAPH_SPIDER_SHARDS"),
+    )
+    .action(async (options: DatabaseOptions & { dryRun?: boolean; spiderShards?: string }) => {
       await migrate(urlOf(options), options, out);
     });
 

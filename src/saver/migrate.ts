@@ -87,7 +87,7 @@ export function journal(folder: string): MigrationInfo[] {
 }
 
 /** Our own migrations table, so we never share drizzle's default one with the application. */
-const DEFAULT_MIGRATIONS_TABLE = "langgraph_checkpoint_migrations";
+export const DEFAULT_MIGRATIONS_TABLE = "langgraph_checkpoint_migrations";
 
 export interface MigrationSettings {
   /** The dialect's folder of shipped migrations. */

@@ -16,9 +16,10 @@ import { type CheckpointTables, resolve, type SupportedDatabase } from "../drive
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { SpiderMigrations, type SpiderOptions } from "../spider/migrations.js";
 import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
-import { Migrations } from "./migrate.js";
+import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
 import { CheckpointReader } from "./read.js";
 import { Templates } from "./statements.js";
 import { listThreads, type ThreadSummary } from "./threads.js";
@@ -47,6 +48,11 @@ export interface DrizzleSaverOptions {
   migrationsTable?: string;
   /** PostgreSQL schema of that table; default `schema`, else the current schema (first of search_path). */
   migrationsSchema?: string;
+  /**
+   * MariaDB Spider: `db` is the Spider head and these are its data nodes; `setup()`
+   * migrates every node and builds the head's Spider tables (README, "Sharding").
+   */
+  spider?: SpiderOptions;
 }
 
 export interface FromUrlOptions extends DrizzleSaverOptions {
@@ -62,7 +68,7 @@ export interface FromUrlOptions extends DrizzleSaverOptions {
  */
 export class DrizzleSaver extends BaseCheckpointSaver {
   protected readonly dialect: Dialect;
-  private readonly migrations: Migrations;
+  private readonly migrations: Pick<Migrations, "apply" | "status">;
   private readonly lifecycle: ThreadLifecycle;
   private readonly deltaChannels: DeltaChannelWalk;
   private readonly reader: CheckpointReader;
@@ -77,12 +83,24 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     this.writer = new CheckpointWriter(dialect, this.serde, templates);
     this.lifecycle = new ThreadLifecycle(dialect);
     this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
-    this.migrations = new Migrations(dialect, {
-      folder: findMigrationsFolder(migrations),
-      ownTables: options.tables !== undefined,
-      table: options.migrationsTable,
-      schema: options.migrationsSchema,
-    });
+    const folder = findMigrationsFolder(migrations);
+    if (options.spider !== undefined && options.tables !== undefined) {
+      throw new InvalidInputError(
+        "the spider and tables options exclude each other: Spider tables are made by setup()",
+      );
+    }
+    this.migrations = options.spider
+      ? new SpiderMigrations(
+          dialect,
+          { migrationsFolder: folder, migrationsTable: options.migrationsTable ?? DEFAULT_MIGRATIONS_TABLE },
+          options.spider,
+        )
+      : new Migrations(dialect, {
+          folder,
+          ownTables: options.tables !== undefined,
+          table: options.migrationsTable,
+          schema: options.migrationsSchema,
+        });
   }
 
   /**

@@ -1,9 +1,9 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
-import { TARGETS } from "../helpers/drivers.js";
 import {
   buildChatGraph,
   CHAT_TURNS,
+  GRAPH_TARGETS,
   history,
   newThread,
   normalHistory,
@@ -43,7 +43,7 @@ const EXPECTED_MESSAGES = [
   { type: "ai", content: "echo #7: thanks", name: "echo-bot", toolCalls: [] },
 ];
 
-describe.each(TARGETS)("multi-turn chat memory on %s", (dialect) => {
+describe.each(GRAPH_TARGETS)("multi-turn chat memory on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("accumulates messages over three turns exactly like MemorySaver", async () => {

@@ -1,8 +1,8 @@
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
-import { TARGETS } from "../helpers/drivers.js";
 import {
   buildParallelGraph,
   buildPipelineGraph,
+  GRAPH_TARGETS,
   newThread,
   normalHistory,
   normalSnapshot,
@@ -38,7 +38,7 @@ async function runFailure(checkpointer: BaseCheckpointSaver, durability: Mode) {
   return { failure, failed, result, counter, history: await normalHistory(graph, config) };
 }
 
-describe.each(TARGETS)("durability modes on %s", (dialect) => {
+describe.each(GRAPH_TARGETS)("durability modes on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it.each(MODES)("saves what MemorySaver saves with durability %s", async (durability) => {

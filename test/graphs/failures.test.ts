@@ -1,8 +1,8 @@
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
-import { TARGETS } from "../helpers/drivers.js";
 import {
   buildFanOutGraph,
   buildParallelGraph,
+  GRAPH_TARGETS,
   newThread,
   normalHistory,
   normalSnapshot,
@@ -38,7 +38,7 @@ async function runFailingFanOut(checkpointer: BaseCheckpointSaver) {
   return { failure, workersAfterFailure, failed, result, counter, history: await normalHistory(graph, config) };
 }
 
-describe.each(TARGETS)("node failures on %s", (dialect) => {
+describe.each(GRAPH_TARGETS)("node failures on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("resumes after a failed node without re-running its successful sibling", async () => {

@@ -1,6 +1,5 @@
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
-import { TARGETS } from "../helpers/drivers.js";
-import { buildFanOutGraph, newThread, normalHistory, normalSnapshot, useFreshSaver } from "./graphs.js";
+import { buildFanOutGraph, GRAPH_TARGETS, newThread, normalHistory, normalSnapshot, useFreshSaver } from "./graphs.js";
 
 async function runFanOut(checkpointer: BaseCheckpointSaver, items: number[]) {
   const counter = { worker: 0 };
@@ -11,7 +10,7 @@ async function runFanOut(checkpointer: BaseCheckpointSaver, items: number[]) {
   return { result, state, history: await normalHistory(graph, config), counter };
 }
 
-describe.each(TARGETS)("Send fan-out on %s", (dialect) => {
+describe.each(GRAPH_TARGETS)("Send fan-out on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("runs one worker per Send and reduces their results like MemorySaver", async () => {

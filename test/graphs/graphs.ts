@@ -22,7 +22,8 @@ import {
 import { afterAll, beforeAll } from "vitest";
 import type { DrizzleSaver } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
-import { type ExtraDriver, freshDriverSaver, type Target } from "../helpers/drivers.js";
+import { type ExtraDriver, freshDriverSaver, TARGETS } from "../helpers/drivers.js";
+import { freshSpider } from "../spider/support.js";
 
 /**
  * Graphs shared by the end-to-end tests. Every builder takes the checkpointer, so
@@ -392,11 +393,18 @@ export interface SaverHandle {
   readonly url: string;
 }
 
+/** Where the graph tests run: every driver, and MariaDB sharded by Spider (test/spider/). */
+export const GRAPH_TARGETS = [...TARGETS, "spider"] as const;
+export type GraphTarget = (typeof GRAPH_TARGETS)[number];
+
 /** A DrizzleSaver over a fresh database for the enclosing describe block, closed after it. */
-export function useFreshSaver(target: Target): SaverHandle {
+export function useFreshSaver(target: GraphTarget): SaverHandle {
   let current: { saver: DrizzleSaver; url: string; close(): Promise<void> } | undefined;
   beforeAll(async () => {
-    if ((DIALECTS as readonly string[]).includes(target)) {
+    if (target === "spider") {
+      const fresh = await freshSpider();
+      current = { ...fresh, close: () => fresh.saver.close() };
+    } else if ((DIALECTS as readonly string[]).includes(target)) {
       const fresh = await freshSaver(target as DialectName);
       current = { ...fresh, close: () => fresh.saver.close() };
     } else {

@@ -6,12 +6,12 @@ import {
   MemorySaver,
   type StateSnapshot,
 } from "@langchain/langgraph";
-import { TARGETS } from "../helpers/drivers.js";
 import {
   buildApprovalGraph,
   buildFormGraph,
   buildNestedGraph,
   buildTripGraph,
+  GRAPH_TARGETS,
   history,
   newThread,
   normalHistory,
@@ -122,7 +122,7 @@ async function runForm(checkpointer: BaseCheckpointSaver) {
   return { steps, states, counter, history: await normalHistory(graph, config) };
 }
 
-describe.each(TARGETS)("interrupts on %s", (dialect) => {
+describe.each(GRAPH_TARGETS)("interrupts on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("pauses at interrupt() and resumes with Command({ resume }) like MemorySaver", async () => {

@@ -1,12 +1,12 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { DrizzleSaver } from "../../src/index.js";
-import { DIALECTS } from "../helpers/databases.js";
 import {
   buildApprovalGraph,
   buildChatGraph,
   buildTripGraph,
   CHAT_TURNS,
+  GRAPH_TARGETS,
   history,
   newThread,
   normalHistory,
@@ -14,7 +14,7 @@ import {
   useFreshSaver,
 } from "./graphs.js";
 
-describe.each(DIALECTS)("a second saver instance on %s", (dialect) => {
+describe.each(GRAPH_TARGETS)("a second saver instance on %s", (dialect) => {
   const db = useFreshSaver(dialect);
   let second: DrizzleSaver;
   beforeAll(async () => {

@@ -1,8 +1,8 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type BaseCheckpointSaver, MemorySaver, type StateSnapshot } from "@langchain/langgraph";
-import { TARGETS } from "../helpers/drivers.js";
 import {
   buildPipelineGraph,
+  GRAPH_TARGETS,
   history,
   type NormalSnapshot,
   newThread,
@@ -75,7 +75,7 @@ async function runTimeTravel(checkpointer: BaseCheckpointSaver) {
   };
 }
 
-describe.each(TARGETS)("time travel on %s", (dialect) => {
+describe.each(GRAPH_TARGETS)("time travel on %s", (dialect) => {
   const db = useFreshSaver(dialect);
 
   it("forks from old checkpoints without touching the original branch, like MemorySaver", async () => {

@@ -7,6 +7,8 @@ import { type Output, plural, printTable } from "../output.js";
 export interface MigrateOptions {
   dryRun?: boolean;
   json?: boolean;
+  /** Comma-separated data node URLs: the URL is a Spider head (see the README's "Sharding"). */
+  spiderShards?: string;
 }
 
 function migrationJson(migration: MigrationInfo) {
@@ -18,7 +20,9 @@ export async function migrate(url: string, options: MigrateOptions, out: Output)
   // A dry run on a SQLite file that does not exist yet must not create it: every migration is pending.
   const target = options.dryRun && path !== undefined && path !== ":memory:" && !existsSync(path) ? ":memory:" : url;
 
-  await withSaver(target, { create: true }, async (saver) => {
+  const shards = options.spiderShards?.split(",").map((shard) => shard.trim());
+  const saverOptions = shards ? { spider: { shards } } : {};
+  await withSaver(target, { create: true, saverOptions }, async (saver) => {
     const before = await saver.migrationStatus();
     if (options.dryRun) {
       if (options.json) {
