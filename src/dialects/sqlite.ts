@@ -92,7 +92,7 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`${ms}`,
-    readTimestamp: (value) => new Date(Number(value)),
+    createdAtMillis: (createdAt) => createdAt,
     async tableStats() {
       const stats = [];
       for (const table of [checkpoints, checkpointBlobs, checkpointWrites]) {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
 import { type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
 import { newThreadId, threadConfig } from "../lifecycle/support.js";
-import { checkpointOf, loopMetadata, putValues } from "./support.js";
+import { checkpointOf, collect, loopMetadata, putValues } from "./support.js";
 
 /**
  * Text round-trips exactly and compares exactly whatever the database's defaults:
@@ -49,7 +49,7 @@ describe.each(CASES)("text columns on %s", (_, dialect, clause) => {
       saver,
       threadConfig(newThreadId("scripts")),
       checkpointOf(uuid6(-1), { café: "crème", 検索: "結果" }),
-      { ...loopMetadata(0), note: "検索 café" } as never,
+      { ...loopMetadata(0), source: "検索", run_id: "café", note: "検索 café" } as never,
     );
     await saver.putWrites(
       config,
@@ -63,6 +63,8 @@ describe.each(CASES)("text columns on %s", (_, dialect, clause) => {
     const tuple = await saver.getTuple(config);
     expect(tuple?.checkpoint.channel_values).toEqual({ café: "crème", 検索: "結果" });
     expect((tuple?.metadata as Record<string, unknown> | undefined)?.note).toBe("検索 café");
+    const filtered = await collect(saver.list({}, { filter: { source: "検索", run_id: "café" } }));
+    expect(filtered.map((t) => t.checkpoint.id)).toEqual([tuple?.checkpoint.id]);
     expect(tuple?.pendingWrites).toEqual([
       ["task-1", "branch:to:café", "go"],
       ["task-1", "branch:to:検索", "行く"],
