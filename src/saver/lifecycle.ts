@@ -37,6 +37,8 @@ interface StoredCheckpoint {
   parentCheckpointId: string | null;
   versions: Record<string, unknown>;
   metadata: Record<string, unknown>;
+  /** The newest of its namespace in the database's order, the one getTuple and list return first. */
+  isLatest: boolean;
 }
 
 function chunks<T>(items: T[]): T[][] {
@@ -105,13 +107,7 @@ export class ThreadLifecycle {
     if (strategy !== "keep_latest") throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
     for (const threadId of threadIds) {
       requireId(threadId, "thread_id");
-      await this.removeCheckpoints(threadId, (rows) => {
-        const newest = new Map<string, string>();
-        for (const row of rows) {
-          if ((newest.get(row.ns) ?? "") < row.checkpointId) newest.set(row.ns, row.checkpointId);
-        }
-        return rows.filter((row) => newest.get(row.ns) !== row.checkpointId);
-      });
+      await this.removeCheckpoints(threadId, (rows) => rows.filter((row) => !row.isLatest));
     }
   }
 
@@ -317,7 +313,8 @@ export class ThreadLifecycle {
       await this.dialect.query(sql`
         select ${as(c.checkpointNs, "ns")}, ${as(c.checkpointId, "checkpoint_id")},
                ${as(c.parentCheckpointId, "parent_checkpoint_id")}, ${as(c.channelVersions, "channel_versions")},
-               ${as(c.metadata, "metadata")}
+               ${as(c.metadata, "metadata")},
+               row_number() over (partition by ${c.nsKey} order by ${c.checkpointId} desc) as ${sql.identifier("newest")}
         from ${c.table} where ${c.threadId} = ${threadId}`)
     ).map(
       (row): StoredCheckpoint => ({
@@ -326,6 +323,7 @@ export class ThreadLifecycle {
         parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
         versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
         metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
+        isLatest: Number(row.newest) === 1,
       }),
     );
     const removed = choose(rows);
