@@ -38,7 +38,6 @@ export async function queryPageAtOnce(
 
 /** The page's checkpoints, then their writes and blobs by key: two plain queries. */
 export async function queryPageByKeys(dialect: Dialect, templates: Templates, page: Statement): Promise<Row[]> {
-  const { blobs: b, writes: w } = dialect.columns;
   const checkpoints = (await dialect.query(page)).map(
     (row): Row => ({
       ...row,
