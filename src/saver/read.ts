@@ -18,7 +18,7 @@ import { parseMetadata, storedFilterEntries } from "./metadata.js";
 import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
 import type { Templates, Values } from "./statements.js";
 import { as, asBytes, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
-import { nextChannelVersion, readVersions } from "./versions.js";
+import { nextChannelVersion, readCheckpointVersions } from "./versions.js";
 
 /** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
 interface PageCondition {
@@ -168,14 +168,7 @@ export class CheckpointReader {
           if (!blob || blob.type === "empty") continue;
           channelValues[channel] = await this.serde.loadsTyped(blob.type as string, asBytes(blob.data));
         }
-        const checkpoint: Checkpoint = {
-          ...stored,
-          channel_values: channelValues,
-          channel_versions: readVersions(stored.channel_versions) ?? {},
-          versions_seen: Object.fromEntries(
-            Object.entries(stored.versions_seen ?? {}).map(([node, seen]) => [node, readVersions(seen) ?? {}]),
-          ),
-        };
+        const checkpoint = readCheckpointVersions({ ...stored, channel_values: channelValues });
         const parentId = (row.parent_checkpoint_id as string | null) ?? null;
         if (checkpoint.v < 4 && parentId !== null)
           await this.migratePendingSends(checkpoint, { ...key, checkpointId: parentId });

@@ -1,5 +1,5 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { type BaseCheckpointSaver, maxChannelVersion } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import type { DrizzleSaver } from "../../src/index.js";
 import { DIALECTS } from "../helpers/databases.js";
@@ -58,47 +58,72 @@ describe.each(DIALECTS)("integer channel versions from other savers on %s", (dia
     expect(state.values).toEqual({ count: 20, label: "counter" });
   });
 
-  it("reads integer versions as versions that sort below the next one, with their values", async () => {
-    const config = threadConfig(newThreadId("integer-read"));
+  it("numbers the next version of a numbered channel above it, and every fork apart", () => {
+    const next = db.saver.getNextVersion(13);
+    expect(typeof next).toBe("number");
+    expect(next).toBeGreaterThan(14);
+    expect(next).toBeLessThan(15);
+    expect(db.saver.getNextVersion(next)).toBeGreaterThan(15);
+    const forks = new Set(Array.from({ length: 50 }, () => db.saver.getNextVersion(13)));
+    expect(forks.size).toBe(50);
+  });
+
+  it("reads a checkpoint mixing integer versions with ours in an order LangGraph gets right", async () => {
+    const config = threadConfig(newThreadId("mixed-read"));
+    const ours = "00000000000000000000000000000013.4547225041106219";
     const saved = await db.saver.put(
       config,
       {
         v: 4,
         id: "1f0a0000-0000-6000-8000-000000000001",
         ts: new Date().toISOString(),
-        channel_values: { a: "A", b: "B" },
-        channel_versions: { a: 2, b: 13 },
-        versions_seen: { node: { a: 2, b: 9 } },
+        channel_values: { a: "A", b: "B", c: "C" },
+        channel_versions: { a: 2, b: ours, c: "3" },
+        versions_seen: { node: { a: 2, b: ours } },
       },
       { source: "loop", step: 0, parents: {} },
-      { a: 2, b: 13 },
+      { a: 2, b: ours, c: "3" },
     );
     const tuple = await db.saver.getTuple(saved);
     const versions = tuple?.checkpoint.channel_versions ?? {};
-    expect(tuple?.checkpoint.channel_values).toEqual({ a: "A", b: "B" });
-    const a = String(versions.a);
-    const b = String(versions.b);
+    expect(tuple?.checkpoint.channel_values).toEqual({ a: "A", b: "B", c: "C" });
+    const [a, b, c] = [versions.a, versions.b, versions.c].map(String);
     const next = String(db.saver.getNextVersion(versions.b as number));
     // LangGraph compares versions as text (localeCompare and <).
+    expect(maxChannelVersion(...Object.values(versions))).toBe(versions.b);
     expect(a.localeCompare(b)).toBeLessThan(0);
-    expect(b.localeCompare(next)).toBeLessThan(0);
+    expect(c.localeCompare(b)).toBeLessThan(0);
     expect(b < next).toBe(true);
-    expect(String(tuple?.checkpoint.versions_seen.node.b) < b).toBe(true);
+    expect(String(tuple?.checkpoint.versions_seen.node.a) < b).toBe(true);
 
-    // A child that leaves `a` unchanged still finds its value.
+    // A child that leaves `a` and `c` unchanged still finds their values.
     const child = await db.saver.put(
       saved,
       {
         ...(tuple?.checkpoint ?? ({} as never)),
         id: "1f0a0000-0000-6000-8000-000000000002",
         channel_values: { b: "B2" },
-        channel_versions: { a: versions.a, b: next },
+        channel_versions: { ...versions, b: next },
       },
       { source: "loop", step: 1, parents: {} },
       { b: next },
     );
     const read = await db.saver.getTuple(child);
-    expect(read?.checkpoint.channel_values).toEqual({ a: "A", b: "B2" });
-    expect(read?.checkpoint.channel_versions).toEqual({ a: versions.a, b: next });
+    expect(read?.checkpoint.channel_values).toEqual({ a: "A", b: "B2", c: "C" });
+    expect(read?.checkpoint.channel_versions).toEqual({ ...versions, b: next });
+  });
+
+  it("returns integer-only versions as they were stored", async () => {
+    const config = threadConfig(newThreadId("integer-only"));
+    const checkpoint = {
+      v: 4,
+      id: "1f0a0000-0000-6000-8000-000000000001",
+      ts: new Date().toISOString(),
+      channel_values: { a: "A" },
+      channel_versions: { a: 2 },
+      versions_seen: { node: { a: 1 } },
+    };
+    const saved = await db.saver.put(config, checkpoint, { source: "loop", step: 0, parents: {} }, { a: 2 });
+    expect((await db.saver.getTuple(saved))?.checkpoint).toEqual(checkpoint);
   });
 });
