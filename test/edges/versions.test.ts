@@ -56,6 +56,9 @@ describe.each(DIALECTS)("integer channel versions from other savers on %s", (dia
     expect(second.count).toBe(20);
     const state = await countingGraph(db.saver).getState(config);
     expect(state.values).toEqual({ count: 20, label: "counter" });
+    // The walk finds values by the versions stored in SQL, numbers with a fraction too.
+    const history = await db.saver.getDeltaChannelHistory({ config, channels: ["count"] });
+    expect(history.count.seed).toBe(19);
   });
 
   it("numbers the next version of a numbered channel above it, and every fork apart", () => {
