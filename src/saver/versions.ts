@@ -25,10 +25,13 @@ export function nextChannelVersion(current: string | number | undefined): string
   return `${String(counter + 1).padStart(32, "0")}.${random}`;
 }
 
-/** Suffix of an integer version read in our format; a random suffix is all zeros once in 10^16. */
-const INTEGER_SUFFIX = ".0000000000000000";
+/**
+ * Suffix of an integer version read in our format. Not digits: no version we make,
+ * nor one the transfer module imports (zero or digest suffixes), can look like it.
+ */
+const INTEGER_SUFFIX = ".integer";
 const INTEGER_VERSION = /^\d{1,31}$/;
-const READ_INTEGER_VERSION = /^(\d{32})\.0{16}$/;
+const READ_INTEGER_VERSION = /^(\d{32})\.integer$/;
 
 const isInteger = (version: unknown) =>
   (typeof version === "number" && Number.isSafeInteger(version) && version >= 0) ||

@@ -116,6 +116,44 @@ describe.each(DIALECTS)("integer channel versions from other savers on %s", (dia
     expect(read?.checkpoint.channel_versions).toEqual({ ...versions, b: next });
   });
 
+  it("finds values stored under numbered versions in the delta-channel walk", async () => {
+    const config = threadConfig(newThreadId("numbered-walk"));
+    // 20.056774307583 is one SQLite prints with 17 digits; 14.5 and 12 are short.
+    const versions = { a: 20.056774307583, b: 14.5, c: 12 };
+    const parent = await db.saver.put(
+      config,
+      {
+        v: 4,
+        id: "1f0a0000-0000-6000-8000-000000000001",
+        ts: "",
+        channel_values: { a: "A", b: "B", c: "C" },
+        channel_versions: versions,
+        versions_seen: {},
+      },
+      { source: "loop", step: 0, parents: {} },
+      versions,
+    );
+    const child = await db.saver.put(
+      parent,
+      {
+        v: 4,
+        id: "1f0a0000-0000-6000-8000-000000000002",
+        ts: "",
+        channel_values: {},
+        channel_versions: versions,
+        versions_seen: {},
+      },
+      { source: "loop", step: 1, parents: {} },
+      {},
+    );
+    const history = await db.saver.getDeltaChannelHistory({ config: child, channels: ["a", "b", "c"] });
+    expect(history).toEqual({
+      a: { seed: "A", writes: [] },
+      b: { seed: "B", writes: [] },
+      c: { seed: "C", writes: [] },
+    });
+  });
+
   it("returns integer-only versions as they were stored", async () => {
     const config = threadConfig(newThreadId("integer-only"));
     const checkpoint = {
