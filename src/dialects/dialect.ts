@@ -133,8 +133,12 @@ export interface Dialect {
   threadActivity(cursor: string, idleBefore: SQL, limit: number): SQL;
   /** A value comparable with `created_at`, for a time in milliseconds since the epoch. */
   epochMillis(ms: number): SQL;
-  /** `created_at` as the driver returned it, as a Date. */
-  readTimestamp(value: unknown): Date;
+  /**
+   * A `created_at` value (the column, or an aggregate of it) as a number of
+   * milliseconds since the epoch, computed in SQL so that no session setting
+   * (time zone, date style) or process time zone changes what is read.
+   */
+  createdAtMillis(createdAt: SQL): SQL;
   /** Rows and bytes on disk (data plus indexes) of the three tables. */
   tableStats(): Promise<TableStats[]>;
   /** The migrations table, qualified as the statements of this dialect need it. */

@@ -197,8 +197,9 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         case when max(${checkpoints.createdAt}) < ${idleBefore} then 1 else 0 end as ${sql.identifier("idle")}
       from ${checkpoints} where ${checkpoints.threadId} > ${cursor}
       group by ${checkpoints.threadId} order by ${checkpoints.threadId} limit ${sql.raw(String(limit))}`,
-    epochMillis: (ms) => sql`from_unixtime(${ms} / 1000)`,
-    readTimestamp: (value) => (value instanceof Date ? value : new Date(String(value))),
+    // created_at holds milliseconds since the epoch (see the schema).
+    epochMillis: (ms) => sql`${ms}`,
+    createdAtMillis: (createdAt) => createdAt,
     async tableStats() {
       return Promise.all(
         [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {

@@ -166,15 +166,8 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
-    readTimestamp(value) {
-      if (value instanceof Date) return value;
-      // drizzle's postgres.js driver returns timestamptz as text: "2024-01-02 03:04:05.678+00".
-      return new Date(
-        String(value)
-          .replace(" ", "T")
-          .replace(/([+-]\d\d)$/, "$1:00"),
-      );
-    },
+    // A number computed by the server: the text form of a timestamptz depends on DateStyle and TimeZone.
+    createdAtMillis: (createdAt) => sql`round(extract(epoch from ${createdAt}) * 1000)::float8`,
     async tableStats() {
       return Promise.all(
         [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {

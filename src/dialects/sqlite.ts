@@ -88,11 +88,16 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       return allOf(parts);
     },
     // cast: json_each returns numbers as numbers, which never equal a text column.
-    jsonField: (document, key) => sql`(select cast(value as text) from json_each(${document}) where key = ${key})`,
+    // Reals as JavaScript prints them (as channel versions are stored): SQLite's own text
+    // form may carry 17 digits where 15 round-trip (20.056774307583 -> 20.056774307583002).
+    jsonField: (document, key) => sql`(select case
+        when type = 'real' and cast(printf('%.15g', value) as real) = value then printf('%.15g', value)
+        else cast(value as text) end
+      from json_each(${document}) where key = ${key})`,
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`${ms}`,
-    readTimestamp: (value) => new Date(Number(value)),
+    createdAtMillis: (createdAt) => createdAt,
     async tableStats() {
       const stats = [];
       for (const table of [checkpoints, checkpointBlobs, checkpointWrites]) {

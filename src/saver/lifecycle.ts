@@ -78,13 +78,7 @@ export class ThreadLifecycle {
     if (strategy !== "keep_latest") throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
     for (const threadId of threadIds) {
       requireId(threadId, "thread_id");
-      await removeCheckpoints(this.dialect, threadId, (rows) => {
-        const newest = new Map<string, string>();
-        for (const row of rows) {
-          if ((newest.get(row.ns) ?? "") < row.checkpointId) newest.set(row.ns, row.checkpointId);
-        }
-        return rows.filter((row) => newest.get(row.ns) !== row.checkpointId);
-      });
+      await removeCheckpoints(this.dialect, threadId, (rows) => rows.filter((row) => !row.isLatest));
     }
   }
 

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../dialects/dialect.js";
-import type { Statement, Templates, Values } from "./statements.js";
+import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "./statements.js";
 import { as, parseJsonColumn, rowKey } from "./values.js";
 
 /** Checkpoints, writes and blobs of a page in one query, where the dialect can name the blobs in SQL. */
@@ -38,7 +38,6 @@ export async function queryPageAtOnce(
 
 /** The page's checkpoints, then their writes and blobs by key: two plain queries. */
 export async function queryPageByKeys(dialect: Dialect, templates: Templates, page: Statement): Promise<Row[]> {
-  const { blobs: b, writes: w } = dialect.columns;
   const checkpoints = (await dialect.query(page)).map(
     (row): Row => ({
       ...row,
@@ -47,12 +46,6 @@ export async function queryPageByKeys(dialect: Dialect, templates: Templates, pa
       data: row.checkpoint,
     }),
   );
-  interface Group {
-    threadId: string;
-    ns: string;
-    ids: string[];
-    blobs: Map<string, [string, string]>;
-  }
   const groups = new Map<string, Group>();
   for (const row of checkpoints) {
     const { threadId, ns, checkpointId } = rowKey(row);
@@ -66,9 +59,59 @@ export async function queryPageByKeys(dialect: Dialect, templates: Templates, pa
     }
   }
   if (groups.size === 0) return [];
+  const related: Row[] = [];
+  for (const piece of pieces([...groups.values()])) related.push(...(await relatedRows(dialect, templates, piece)));
+  return [...checkpoints, ...related];
+}
 
+/** The checkpoints of a page in one (thread, namespace), with the blobs they name. */
+interface Group {
+  threadId: string;
+  ns: string;
+  ids: string[];
+  blobs: Map<string, [string, string]>;
+}
+
+/** Parameters of a group in the related query: thread and namespace twice, the ids, two per blob. */
+const parametersOf = (group: Group) => 4 + group.ids.length + 2 * group.blobs.size;
+
+/**
+ * The groups in pieces of at most MAX_STATEMENT_PARAMETERS parameters; a group too
+ * large for one statement is split by blobs, its ids (at most a page) in the first part.
+ */
+function pieces(groups: Group[]): Group[][] {
+  const result: Group[][] = [];
+  let current: Group[] = [];
+  let used = 0;
+  const add = (group: Group) => {
+    const size = parametersOf(group);
+    if (current.length > 0 && used + size > MAX_STATEMENT_PARAMETERS) {
+      result.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(group);
+    used += size;
+  };
+  for (const group of groups) {
+    if (parametersOf(group) <= MAX_STATEMENT_PARAMETERS) {
+      add(group);
+      continue;
+    }
+    const blobs = [...group.blobs.entries()];
+    const perPart = Math.floor((MAX_STATEMENT_PARAMETERS - 4 - group.ids.length) / 2);
+    for (let i = 0; i < blobs.length; i += perPart) {
+      add({ ...group, ids: i === 0 ? group.ids : [], blobs: new Map(blobs.slice(i, i + perPart)) });
+    }
+  }
+  result.push(current);
+  return result;
+}
+
+/** Writes and blobs of some groups of a page, in one statement. */
+async function relatedRows(dialect: Dialect, templates: Templates, list: Group[]): Promise<Row[]> {
+  const { blobs: b, writes: w } = dialect.columns;
   // The statement's shape is the number of checkpoints and blobs per (thread, namespace).
-  const list = [...groups.values()];
   const values: Values = {};
   list.forEach((g, i) => {
     values[`g${i}.thread`] = g.threadId;
@@ -85,9 +128,12 @@ export async function queryPageByKeys(dialect: Dialect, templates: Templates, pa
   const build = () => {
     const p = sql.placeholder;
     const commas = (items: SQL[]) => sql.join(items, sql`, `);
-    const writeKeys = list.map(
-      (g, i) =>
-        sql`(${w.threadId} = ${p(`g${i}.thread`)} and ${w.nsKey} = ${p(`g${i}.ns`)} and ${w.checkpointId} in (${commas(g.ids.map((_, k) => sql`${p(`g${i}.id${k}`)}`))}))`,
+    const writeKeys = list.flatMap((g, i) =>
+      g.ids.length === 0
+        ? []
+        : [
+            sql`(${w.threadId} = ${p(`g${i}.thread`)} and ${w.nsKey} = ${p(`g${i}.ns`)} and ${w.checkpointId} in (${commas(g.ids.map((_, k) => sql`${p(`g${i}.id${k}`)}`))}))`,
+          ],
     );
     const blobKeys = list.flatMap((g, i) =>
       g.blobs.size === 0
@@ -107,8 +153,7 @@ export async function queryPageByKeys(dialect: Dialect, templates: Templates, pa
            ${as(w.checkpointId, "checkpoint_id")}, ${as(w.type, "type")}, ${as(w.blob, "data")},
            ${as(w.channel, "channel")}, null as ${sql.identifier("version")}, ${as(w.taskId, "task_id")},
            ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}
-    from ${w.table} where ${sql.join(writeKeys, sql` or `)}${blobBranch}`;
+    from ${w.table} where ${writeKeys.length === 0 ? sql`1 = 0` : sql.join(writeKeys, sql` or `)}${blobBranch}`;
   };
-  const related = await dialect.query(templates.statement(`related.${shape}`, build, values));
-  return [...checkpoints, ...related];
+  return dialect.query(templates.statement(`related.${shape}`, build, values));
 }

@@ -19,7 +19,7 @@ import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
 import type { Templates, Values } from "./statements.js";
 import { decodeStored } from "./stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
-import { nextChannelVersion } from "./versions.js";
+import { nextChannelVersion, readCheckpointVersions } from "./versions.js";
 
 /** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
 interface PageCondition {
@@ -169,7 +169,7 @@ export class CheckpointReader {
           if (!blob || blob.type === "empty") continue;
           channelValues[channel] = await decodeStored(this.serde, blob.type, blob.data, { key, channel });
         }
-        const checkpoint: Checkpoint = { ...stored, channel_values: channelValues };
+        const checkpoint = readCheckpointVersions({ ...stored, channel_values: channelValues });
         const parentId = (row.parent_checkpoint_id as string | null) ?? null;
         if (checkpoint.v < 4 && parentId !== null)
           await this.migratePendingSends(checkpoint, { ...key, checkpointId: parentId });

@@ -12,6 +12,8 @@ export interface StoredCheckpoint {
   parentCheckpointId: string | null;
   versions: Record<string, unknown>;
   metadata: Record<string, unknown>;
+  /** The newest of its namespace in the database's order, the one getTuple and list return first. */
+  isLatest: boolean;
 }
 
 export function chunks<T>(items: T[]): T[][] {
@@ -79,7 +81,8 @@ async function readThread(dialect: Dialect, threadId: string): Promise<StoredChe
   const rows = await dialect.query(sql`
     select ${as(c.checkpointNs, "ns")}, ${as(c.checkpointId, "checkpoint_id")},
            ${as(c.parentCheckpointId, "parent_checkpoint_id")}, ${as(c.channelVersions, "channel_versions")},
-           ${as(c.metadata, "metadata")}
+           ${as(c.metadata, "metadata")},
+           row_number() over (partition by ${c.nsKey} order by ${c.checkpointId} desc) as ${sql.identifier("newest")}
     from ${c.table} where ${c.threadId} = ${threadId}`);
   return rows.map((row) => ({
     ns: row.ns as string,
@@ -87,6 +90,7 @@ async function readThread(dialect: Dialect, threadId: string): Promise<StoredChe
     parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
     versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
     metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
+    isLatest: Number(row.newest) === 1,
   }));
 }
 

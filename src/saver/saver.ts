@@ -160,8 +160,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Versions are strings ("<counter>.<random>", see versions.ts); the base class
-   * types them as numbers only so the saver fits `compile({ checkpointer })`.
+   * Versions are strings ("<counter>.<random>"), or numbers on a thread other savers
+   * numbered (see versions.ts); the base class types them as numbers only so the
+   * saver fits `compile({ checkpointer })`.
    */
   override getNextVersion(current: number | undefined): number {
     return nextChannelVersion(current as number | string | undefined) as unknown as number;

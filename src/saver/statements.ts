@@ -125,3 +125,20 @@ export function filled(statement: Statement, derive?: (name: string, values: Val
     );
   return fill(statement.template);
 }
+
+/**
+ * Most parameters the saver binds in one statement. SQLite allows 32766 and
+ * PostgreSQL 65535, and the PostgreSQL dialect joins up to 8 statements of a unit
+ * into one: 8 x 8000 stays below its limit. Only rare, very large writes and pages
+ * reach it; they become several statements of the same atomic unit.
+ */
+export const MAX_STATEMENT_PARAMETERS = 8000;
+
+/** Rows in pieces of at most MAX_STATEMENT_PARAMETERS parameters ({@link MAX_STATEMENT_PARAMETERS}). */
+export function rowChunks<T>(rows: T[], parametersPerRow: number): T[][] {
+  const size = Math.floor(MAX_STATEMENT_PARAMETERS / parametersPerRow);
+  if (rows.length <= size) return [rows];
+  const chunks: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) chunks.push(rows.slice(i, i + size));
+  return chunks;
+}

@@ -38,7 +38,7 @@ export async function* listThreads(
     const rows = await dialect.query(sql`
       select ${as(c.threadId, "thread_id")}, count(*) as ${sql.identifier("checkpoints")},
              max(${c.checkpointId}) as ${sql.identifier("latest_checkpoint_id")},
-             max(${c.createdAt}) as ${sql.identifier("latest_created_at")}
+             ${dialect.createdAtMillis(sql`max(${c.createdAt})`)} as ${sql.identifier("latest_created_at")}
       from ${c.table} where ${sql.join(conditions, sql` and `)}
       group by ${c.threadId} order by ${c.threadId} limit ${sql.raw(String(size))}`);
     for (const row of rows) {
@@ -46,7 +46,7 @@ export async function* listThreads(
         threadId: row.thread_id as string,
         checkpoints: Number(row.checkpoints),
         latestCheckpointId: row.latest_checkpoint_id as string,
-        latestCreatedAt: dialect.readTimestamp(row.latest_created_at),
+        latestCreatedAt: new Date(Number(row.latest_created_at)),
       };
     }
     if (rows.length < size) return;

@@ -25,8 +25,26 @@ export function requireId(value: unknown, what: string): string {
   return value;
 }
 
+/**
+ * Most UTF-8 bytes of one row's key: thread id, namespace, checkpoint id, and the task
+ * id (a pending write) or channel name and version (a channel value) together.
+ * PostgreSQL's B-tree entries hold at most 2704 bytes, with about 40 of overhead.
+ */
+export const MAX_KEY_BYTES = 2600;
+
+/** Refuses a key longer than {@link MAX_KEY_BYTES}, on every dialect alike. */
+export function requireKeyWithinLimit(parts: string[], what: string): void {
+  let bytes = 0;
+  for (const part of parts) bytes += Buffer.byteLength(part, "utf8");
+  if (bytes > MAX_KEY_BYTES) {
+    throw new InvalidInputError(
+      `${what} is ${bytes} bytes of UTF-8 (thread_id, checkpoint_ns and the ids together); the limit is 2,600 bytes`,
+    );
+  }
+}
+
 /** Databases store text as UTF-8: a lone surrogate would be replaced and U+0000 refused. */
-function requireStorableText(value: string, what: string): void {
+export function requireStorableText(value: string, what: string): void {
   if (!value.isWellFormed() || value.includes("\u0000")) {
     throw new InvalidInputError(`${what} must be well-formed Unicode without U+0000`);
   }

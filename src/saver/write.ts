@@ -11,8 +11,18 @@ import { type Column, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { InvalidInputError, MissingParentError } from "../errors.js";
 import { serializeMetadata } from "./metadata.js";
-import { placeholderRows, rowValues, type Statement, type Templates } from "./statements.js";
-import { configOf, configurableOf, isRecord, optionalNamespace, requireId, toBuffer } from "./values.js";
+import { placeholderRows, rowChunks, rowValues, type Statement, type Templates } from "./statements.js";
+import {
+  configOf,
+  configurableOf,
+  isRecord,
+  optionalNamespace,
+  requireId,
+  requireKeyWithinLimit,
+  requireStorableText,
+  toBuffer,
+} from "./values.js";
+import { storedVersion, storedVersions } from "./versions.js";
 
 /** The keys of the last `size` checkpoints a saver stored, the oldest forgotten first. */
 class RecentKeys {
@@ -62,38 +72,46 @@ export class CheckpointWriter {
       throw new InvalidInputError("put: checkpoint.channel_versions must be an object");
     }
     const checkpointId = requireId(checkpoint.id, "checkpoint.id");
+    requireKeyWithinLimit([threadId, ns, checkpointId], "put: the checkpoint's key");
 
     // Serialise everything before touching the database, so bad input writes nothing.
-    const { channel_values: values = {}, ...withoutValues } = checkpoint;
+    // Versions read back from integers (versions.ts) are stored as they were, the key of their values.
+    const { channel_values: values = {}, ...rest } = checkpoint;
+    const withoutValues = { ...rest, channel_versions: storedVersions(checkpoint.channel_versions) };
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
     const metadataJson = serializeMetadata(metadata);
-    const versionsJson = JSON.stringify(checkpoint.channel_versions);
+    const versionsJson = JSON.stringify(withoutValues.channel_versions);
     const blobRows: unknown[][] = [];
     for (const [channel, version] of Object.entries(newVersions)) {
       requireId(channel, "channel name");
       if (typeof version !== "string" && typeof version !== "number") {
         throw new InvalidInputError(`put: the version of channel "${channel}" must be a string or a number`);
       }
+      const stored = String(storedVersion(version));
+      requireKeyWithinLimit([threadId, ns, channel, stored], `put: the key of channel "${channel}"`);
       const hasValue = Object.hasOwn(values, channel);
       const [type, bytes] = hasValue
         ? await this.serde.dumpsTyped((values as Record<string, unknown>)[channel])
         : ["empty", null];
-      blobRows.push([threadId, ns, channel, String(version), type, bytes && toBuffer(bytes)]);
+      blobRows.push([threadId, ns, channel, stored, type, bytes && toBuffer(bytes)]);
     }
 
     const { checkpoints: c, blobs: b } = this.dialect.columns;
     const statements: Statement[] = [];
-    if (blobRows.length > 0) {
-      // Versions are unique per branch, so an existing row already holds this value.
+    // Versions are unique per branch, so an existing row already holds this value.
+    const blobChunks = blobRows.length > 0 ? rowChunks(blobRows, 6) : [];
+    for (const [k, rows] of blobChunks.entries()) {
+      // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
+      const prefix = k === 0 ? "blob" : `blob${k}_`;
       const build = () =>
         this.dialect.insert({
           table: b.table,
           columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob],
-          rows: placeholderRows("blob", blobRows.length, 6),
+          rows: placeholderRows(prefix, rows.length, 6),
           conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
           update: [],
         });
-      statements.push(this.templates.statement(`put.blobs.${blobRows.length}`, build, rowValues("blob", blobRows)));
+      statements.push(this.templates.statement(`put.${prefix}s.${rows.length}`, build, rowValues(prefix, rows)));
     }
     const checkpointRow = [
       threadId,
@@ -131,7 +149,9 @@ export class CheckpointWriter {
     );
     // Channels this put does not write refer to values its parent's steps stored: the
     // parent must still exist when it lands (a deleteThread may have removed both).
-    const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some((channel) => !(channel in newVersions));
+    const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some(
+      (channel) => !Object.hasOwn(newVersions, channel),
+    );
     const precondition =
       parentId !== null && reliesOnStoredValues
         ? this.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`)
@@ -147,8 +167,10 @@ export class CheckpointWriter {
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
     const checkpointId = requireId(configurable.checkpoint_id, "putWrites: checkpoint_id");
     requireId(taskId, "task id");
+    requireKeyWithinLimit([threadId, ns, checkpointId, taskId], "putWrites: the key of the task's writes");
     if (!Array.isArray(writes)) throw new InvalidInputError("putWrites: writes must be an array");
     if (typeof taskPath !== "string") throw new InvalidInputError("putWrites: task path must be a string");
+    requireStorableText(taskPath, "putWrites: task path");
 
     // Special channels share one idx per task: a later write to the same one replaces
     // an earlier one (as a resumed node's second `__resume__` does), also within a call.
@@ -159,10 +181,13 @@ export class CheckpointWriter {
         throw new InvalidInputError(`putWrites: write ${i} must be a [channel, value] pair`);
       }
       const [channel, value] = write;
+      requireId(channel, `putWrites: the channel of write ${i}`);
       const [type, bytes] = await this.serde.dumpsTyped(value);
-      const idx = WRITES_IDX_MAP[channel] ?? i;
+      // Own properties only: "constructor" or "toString" are ordinary channels.
+      const isSpecial = Object.hasOwn(WRITES_IDX_MAP, channel);
+      const idx = isSpecial ? WRITES_IDX_MAP[channel] : i;
       const row = [threadId, ns, checkpointId, taskId, idx, channel, type, toBuffer(bytes), taskPath];
-      if (channel in WRITES_IDX_MAP) special.set(idx, row);
+      if (isSpecial) special.set(idx, row);
       else regular.push(row);
     }
     if (special.size + regular.length === 0) return;
@@ -196,7 +221,10 @@ export class CheckpointWriter {
     // a regular write is recorded once, so a retried task cannot change a stored result.
     if (special.size > 0)
       statements.push(insertWrites("special", [...special.values()], [w.channel, w.type, w.blob, w.taskPath]));
-    if (regular.length > 0) statements.push(insertWrites("regular", regular, []));
+    const regularChunks = regular.length > 0 ? rowChunks(regular, 9) : [];
+    // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
+    for (const [k, rows] of regularChunks.entries())
+      statements.push(insertWrites(k === 0 ? "regular" : `regular${k}_`, rows, []));
     // Writes to a checkpoint this saver stored need it to still exist, locked like put's
     // parent: a delete racing them either removes them with it or makes them fail. One it
     // has not stored may still be on its way: with LangGraph's default "async" durability

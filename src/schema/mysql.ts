@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   binary,
   customType,
   double,
@@ -8,10 +9,7 @@ import {
   json,
   mysqlTable,
   primaryKey,
-  text,
-  timestamp,
   varbinary,
-  varchar,
 } from "drizzle-orm/mysql-core";
 
 const longblob = customType<{ data: Uint8Array; driverData: Uint8Array }>({
@@ -30,9 +28,20 @@ const version = customType<{ data: string }>({
   dataType: () => "varchar(255) CHARACTER SET ascii COLLATE ascii_bin",
 });
 
-/** Namespaces compare byte for byte too; they have no length bound, so keys use a hash. */
-const namespace = customType<{ data: string }>({
-  dataType: () => "text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+/**
+ * Namespaces and write channels are bytes too: even utf8mb4_bin pads ("sub" = "sub "),
+ * and the NO PAD binary collations are named differently on MySQL and MariaDB. Up to
+ * 65,535 bytes; namespaces have no useful length bound, so keys use a hash of them.
+ */
+const bytesText = customType<{ data: string }>({ dataType: () => "blob" });
+
+/**
+ * Other text states its character set, so the database's defaults (latin1, a
+ * case-insensitive collation) never apply. Not compared in keys.
+ */
+const utf8Text = customType<{ data: string }>({ dataType: () => "text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin" });
+const utf8Varchar = customType<{ data: string; config: { length: number } }>({
+  dataType: (config) => `varchar(${config?.length ?? 255}) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
 });
 
 /**
@@ -60,16 +69,16 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
     `${prefix}checkpoints`,
     {
       threadId: id("thread_id").notNull(),
-      checkpointNs: namespace("checkpoint_ns").notNull(),
+      checkpointNs: bytesText("checkpoint_ns").notNull(),
       nsHash: sha256("ns_hash"),
       checkpointId: id("checkpoint_id").notNull(),
       parentCheckpointId: id("parent_checkpoint_id"),
-      checkpointType: varchar("checkpoint_type", { length: 64 }).notNull(),
+      checkpointType: utf8Varchar("checkpoint_type", { length: 64 }).notNull(),
       checkpoint: longblob("checkpoint").notNull(),
       // Also inside `checkpoint`; kept as JSON so SQL can find a checkpoint's blobs.
       channelVersions: json("channel_versions").notNull(),
       metadata: json("metadata").notNull(),
-      metaSource: varchar("meta_source", { length: 64 }).generatedAlwaysAs(
+      metaSource: utf8Varchar("meta_source", { length: 64 }).generatedAlwaysAs(
         sql`case when json_type(json_extract(metadata, '$.source')) = 'STRING' and char_length(json_unquote(json_extract(metadata, '$.source'))) <= 64 then json_unquote(json_extract(metadata, '$.source')) end`,
         { mode: "virtual" },
       ),
@@ -77,11 +86,15 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
         sql`case when json_type(json_extract(metadata, '$.step')) in ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL') then json_extract(metadata, '$.step') + 0 end`,
         { mode: "virtual" },
       ),
-      metaRunId: varchar("meta_run_id", { length: 255 }).generatedAlwaysAs(
+      metaRunId: utf8Varchar("meta_run_id", { length: 255 }).generatedAlwaysAs(
         sql`case when json_type(json_extract(metadata, '$.run_id')) = 'STRING' and char_length(json_unquote(json_extract(metadata, '$.run_id'))) <= 255 then json_unquote(json_extract(metadata, '$.run_id')) end`,
         { mode: "virtual" },
       ),
-      createdAt: timestamp("created_at", { fsp: 3 }).notNull().default(sql`CURRENT_TIMESTAMP(3)`),
+      // Milliseconds since the epoch, UTC, as on SQLite: a TIMESTAMP ends in 2038 and is
+      // read in the session's time zone. UTC_TIMESTAMP and TIMESTAMPDIFF have neither limit.
+      createdAt: bigint("created_at", { mode: "number" })
+        .notNull()
+        .default(sql`(timestampdiff(microsecond, '1970-01-01 00:00:00', utc_timestamp(3)) div 1000)`),
     },
     (t) => [
       primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.nsHash, t.checkpointId] }),
@@ -100,11 +113,11 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
     `${prefix}checkpoint_blobs`,
     {
       threadId: id("thread_id").notNull(),
-      checkpointNs: namespace("checkpoint_ns").notNull(),
+      checkpointNs: bytesText("checkpoint_ns").notNull(),
       nsHash: sha256("ns_hash"),
       channel: id("channel").notNull(),
       version: version("version").notNull(),
-      type: varchar("type", { length: 64 }).notNull(),
+      type: utf8Varchar("type", { length: 64 }).notNull(),
       blob: longblob("blob"),
     },
     (t) => [
@@ -116,16 +129,16 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
     `${prefix}checkpoint_writes`,
     {
       threadId: id("thread_id").notNull(),
-      checkpointNs: namespace("checkpoint_ns").notNull(),
+      checkpointNs: bytesText("checkpoint_ns").notNull(),
       nsHash: sha256("ns_hash"),
       checkpointId: id("checkpoint_id").notNull(),
       taskId: id("task_id").notNull(),
       taskHash: sha256("task_hash"),
       idx: int("idx").notNull(),
-      channel: text("channel").notNull(),
-      type: varchar("type", { length: 64 }).notNull(),
+      channel: bytesText("channel").notNull(),
+      type: utf8Varchar("type", { length: 64 }).notNull(),
       blob: longblob("blob"),
-      taskPath: text("task_path").notNull(),
+      taskPath: utf8Text("task_path").notNull(),
     },
     (t) => [
       primaryKey({

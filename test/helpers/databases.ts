@@ -61,13 +61,18 @@ export async function clearTables(url: string): Promise<void> {
 }
 
 /**
- * mysql2 option for tests that read our MySQL tables directly: ids are VARBINARY
- * (exact comparison) and would come back as Buffers; this returns them as text.
+ * mysql2 option for tests that read our MySQL tables directly: ids are VARBINARY,
+ * namespaces and write channels BLOB (exact comparison), and would come back as
+ * Buffers; this returns them as text.
  */
 export const mysqlIdsAsText = {
-  typeCast(field: { type: string; string(): string | null }, next: () => unknown) {
+  typeCast(field: { type: string; name: string; string(): string | null }, next: () => unknown) {
     // VARBINARY and VARCHAR both report VAR_STRING; as text they read the same.
     if (field.type === "VAR_STRING") return field.string();
+    // Namespaces and write channels are BLOBs (exact comparison) holding UTF-8 text.
+    if (field.type === "BLOB" && MYSQL_TEXT_BLOBS.has(field.name)) return field.string();
     return next();
   },
 };
+
+const MYSQL_TEXT_BLOBS = new Set(["checkpoint_ns", "channel"]);

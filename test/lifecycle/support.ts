@@ -174,14 +174,15 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 /** A SQL expression for "now minus `hours` hours" in `created_at`'s type. */
 export function hoursAgo(dialect: DialectName, hours: number): string {
   if (dialect === "postgres") return `now() - interval '${hours} hours'`;
-  if (dialect === "mysql") return `now(3) - interval ${hours} hour`;
+  if (dialect === "mysql")
+    return `(timestampdiff(microsecond, '1970-01-01 00:00:00', utc_timestamp(3)) div 1000) - ${hours * 3_600_000}`;
   return `cast(unixepoch('subsec') * 1000 as integer) - ${hours * 3_600_000}`;
 }
 
 /** A SQL expression (one `?` parameter: milliseconds since the epoch) for that instant in `created_at`'s type. */
 export function atMillis(dialect: DialectName): string {
   if (dialect === "postgres") return "to_timestamp(cast(? as bigint) / 1000.0)";
-  if (dialect === "mysql") return "from_unixtime(cast(? as decimal(20, 0)) / 1000)";
+  if (dialect === "mysql") return "cast(? as signed)";
   return "cast(? as integer)";
 }
 

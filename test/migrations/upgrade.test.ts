@@ -1,8 +1,11 @@
+import { createHash, randomBytes } from "node:crypto";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CheckpointMetadata, uuid6 } from "@langchain/langgraph-checkpoint";
+import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle } from "drizzle-orm/postgres-js";
+import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { resolve } from "../../src/drivers/registry.js";
@@ -71,6 +74,67 @@ describe("PostgreSQL upgrade from 0000_init", () => {
       expect(odd).toEqual([19, 17, 15, 13, 11, 9, 7, 5, 3, 1]);
     } finally {
       await client.end();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("MySQL upgrade from 0000_init", () => {
+  it("0001 converts text to utf8mb4 or bytes and created_at to epoch milliseconds, keeping every row", async () => {
+    const base = process.env.MYSQL_URL;
+    if (!base) throw new Error("MYSQL_URL is not set");
+    // A latin1 database: 0000 left channel and task_path in latin1 there.
+    const name = `t_${randomBytes(6).toString("hex")}`;
+    const admin = await mysql.createConnection(base);
+    await admin.query(`create database ${name} character set latin1`);
+    await admin.end();
+    const url = new URL(base);
+    url.pathname = `/${name}`;
+    const pool = mysql.createPool({ uri: url.toString(), charset: "utf8mb4", supportBigNumbers: true });
+    const folder = releasedUpTo("mysql", 1);
+    try {
+      const options = { migrationsFolder: folder, migrationsTable: "langgraph_checkpoint_migrations" };
+      expect(await migrate(resolve(drizzleMysql(pool), undefined).dialect, options)).toHaveLength(1);
+      const saver = new DrizzleSaver(drizzleMysql(pool));
+      const put = async (ns: string, id: string) =>
+        saver.put(
+          { configurable: { thread_id: "kept", checkpoint_ns: ns } },
+          { v: 4, id, ts: "", channel_values: { café: ns }, channel_versions: { café: "1" }, versions_seen: {} },
+          { source: "loop", step: 0, parents: {} } as CheckpointMetadata,
+          { café: "1" },
+        );
+      const spaced = await put("sub ", "c1");
+      await put("sub", "c1");
+      await saver.putWrites(spaced, [["branch:to:café", "go"]], "task", "~café");
+      // A known instant, written in a session 5 hours ahead of UTC.
+      const connection = await pool.getConnection();
+      await connection.query("set time_zone = '+05:00'");
+      await connection.query("update checkpoints set created_at = from_unixtime(1700000000.123) where ns_hash = ?", [
+        createHash("sha256").update("sub ").digest(),
+      ]);
+      connection.release();
+
+      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0001_text_charsets_and_epoch_times"]);
+
+      const tuple = await saver.getTuple(spaced);
+      expect(tuple?.checkpoint.channel_values).toEqual({ café: "sub " });
+      expect(tuple?.pendingWrites).toEqual([["task", "branch:to:café", "go"]]);
+      const listed = [];
+      for await (const item of saver.list({ configurable: { thread_id: "kept" } })) {
+        listed.push(item.config.configurable?.checkpoint_ns);
+      }
+      expect(listed).toEqual(["sub ", "sub"]);
+      const [row] = await pool.query<mysql.RowDataPacket[]>(
+        "select created_at, task_path from checkpoint_writes join checkpoints using (thread_id, ns_hash, checkpoint_id) where ns_hash = ?",
+        [createHash("sha256").update("sub ").digest()],
+      );
+      expect(Number(row[0].created_at)).toBe(1_700_000_000_123);
+      expect(row[0].task_path).toBe("~café");
+      // Text latin1 could not hold is now stored too.
+      await saver.putWrites(spaced, [["branch:to:検索", "行く"]], "task-2", "~検索");
+      expect((await saver.getTuple(spaced))?.pendingWrites).toContainEqual(["task-2", "branch:to:検索", "行く"]);
+    } finally {
+      await pool.end();
       rmSync(folder, { recursive: true, force: true });
     }
   });

@@ -127,7 +127,7 @@ export class OurSource implements TransferSource {
         as(c.checkpoint, "checkpoint"),
         as(c.channelVersions, "channel_versions"),
         as(c.metadata, "metadata"),
-        as(c.createdAt, "created_at"),
+        sql`${this.dialect.createdAtMillis(sql`${c.createdAt}`)} as ${sql.identifier("created_at")}`,
       ],
       sql`, `,
     );
@@ -141,7 +141,7 @@ export class OurSource implements TransferSource {
         ns: row.checkpoint_ns as string,
         checkpointId: row.checkpoint_id as string,
         parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
-        createdAt: this.dialect.readTimestamp(row.created_at).getTime(),
+        createdAt: Number(row.created_at),
         type: row.checkpoint_type as string,
         checkpoint: asBytes(row.checkpoint),
         channelVersions: parseJsonColumn(row.channel_versions) as Record<string, string>,
