@@ -14,6 +14,8 @@ export default defineConfig([
     format: ["esm", "cjs"],
     dts: { sourcemap: false },
     sourcemap: false,
+    // .js and .d.ts for ESM (the package is "type": "module"), .cjs and .d.cts for CommonJS.
+    fixedExtension: false,
     outDir: "dist",
     tsconfig: "tsconfig.build.json",
   },
@@ -23,6 +25,8 @@ export default defineConfig([
     format: ["esm"],
     dts: false,
     sourcemap: false,
+    // .js and .d.ts for ESM (the package is "type": "module"), .cjs and .d.cts for CommonJS.
+    fixedExtension: false,
     outDir: "dist",
     clean: false,
     tsconfig: "tsconfig.build.json",
