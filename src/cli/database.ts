@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { sqliteFile } from "../drivers/connect.js";
 import { DriverNotInstalledError, DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "../index.js";
-import { CliError, EXIT_FAILURE, UsageError } from "./errors.js";
+import { CliError, EXIT_FAILURE, rootCause, UsageError } from "./errors.js";
+import { type Layout, resolveLayout } from "./layout.js";
+import { openSqliteReadOnly } from "./sqlite-readonly.js";
 
 export const URL_ENV = "LANGGRAPH_CHECKPOINT_URL";
 
@@ -26,7 +28,11 @@ export interface OpenOptions {
   create?: boolean;
   /** Fail unless the checkpoint tables exist (every command but migrate and status). */
   requireSchema?: boolean;
-  /** Options of the saver (the Spider shards for migrate). */
+  /** Commands that only read: SQLite is opened read-only (no WAL switch, no file created). */
+  readOnly?: boolean;
+  /** Where the tables are; the saver's defaults when omitted. */
+  layout?: Layout;
+  /** More options of the saver (the Spider shards for migrate). */
   saverOptions?: DrizzleSaverOptions;
 }
 
@@ -40,25 +46,41 @@ export async function withSaver<T>(
   if (!options.create && path !== undefined && path !== ":memory:" && path.length > 0 && !existsSync(path)) {
     throw new CliError(`no SQLite database at "${path}" (the migrate command creates one)`);
   }
-  let saver: DrizzleSaver;
+  const layout = options.layout ?? resolveLayout(url, {});
+  const saverOptions = { ...layout.saver, ...options.saverOptions };
+  let opened: { saver: DrizzleSaver; close(): Promise<void> };
   try {
-    saver = await DrizzleSaver.fromUrl(url, options.saverOptions);
+    if (options.readOnly && path !== undefined && path !== ":memory:" && path.length > 0) {
+      opened = await openSqliteReadOnly(path, saverOptions);
+    } else {
+      const saver = await DrizzleSaver.fromUrl(url, saverOptions);
+      opened = { saver, close: () => saver.close() };
+    }
   } catch (error) {
-    // fromUrl rejects a URL it cannot use with an InvalidInputError (better-sqlite3: a TypeError) (unknown scheme, no file name, missing directory).
-    if (error instanceof TypeError || error instanceof InvalidInputError) throw new UsageError(error.message);
-    // The drivers are optional peer dependencies, imported for the URL's scheme only.
-    if (error instanceof DriverNotInstalledError) throw new CliError(error.message, EXIT_FAILURE, { cause: error });
-    throw error;
+    throw openFailure(error);
   }
   try {
-    if (options.requireSchema) await requireSchema(saver);
-    return await run(saver);
+    if (options.requireSchema) await requireSchema(opened.saver, layout);
+    return await run(opened.saver);
   } finally {
-    await saver.close().catch(() => {});
+    await opened.close().catch(() => {});
   }
 }
 
-async function requireSchema(saver: DrizzleSaver): Promise<void> {
+/** The error to report when the database cannot be opened. */
+function openFailure(error: unknown): unknown {
+  // fromUrl rejects a URL it cannot use with an InvalidInputError (better-sqlite3: a TypeError) (unknown scheme, no file name, missing directory).
+  if (error instanceof TypeError || error instanceof InvalidInputError) return new UsageError(error.message);
+  // The drivers are optional peer dependencies, imported for the URL's scheme only.
+  if (error instanceof DriverNotInstalledError) return new CliError(error.message, EXIT_FAILURE, { cause: error });
+  return error;
+}
+
+async function requireSchema(saver: DrizzleSaver, layout: Layout): Promise<void> {
+  if (layout.custom) {
+    if (!(await customTablesExist(saver))) throw missingCustomTables(layout);
+    return;
+  }
   const { applied, pending } = await saver.migrationStatus();
   if (applied.length === 0) {
     throw new CliError("the database has no checkpoint tables yet: run the migrate command first");
@@ -68,4 +90,27 @@ async function requireSchema(saver: DrizzleSaver): Promise<void> {
       `warning: ${pending.length} pending migration${pending.length === 1 ? "" : "s"} (${pending.map((m) => m.tag).join(", ")}): run the migrate command\n`,
     );
   }
+}
+
+/** Error codes of a table that does not exist: PostgreSQL, MySQL/MariaDB; SQLite says so in its message. */
+const NO_SUCH_TABLE = new Set(["42P01", "3F000", "ER_NO_SUCH_TABLE"]);
+
+/** Whether an application's tables (a prefix or schema) exist: one cheap read that fails when they do not. */
+export async function customTablesExist(saver: DrizzleSaver): Promise<boolean> {
+  try {
+    for await (const _ of saver.listThreads({ limit: 1 })) break;
+    return true;
+  } catch (error) {
+    const cause = rootCause(error);
+    const code = (cause as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && NO_SUCH_TABLE.has(code)) return false;
+    if (cause instanceof Error && /no such table/i.test(cause.message)) return false;
+    throw error;
+  }
+}
+
+export function missingCustomTables(layout: Layout): CliError {
+  return new CliError(
+    `the tables ${layout.tables.join(", ")} do not exist: with a table prefix or schema the application creates them with its own drizzle-kit migrations`,
+  );
 }

@@ -1,4 +1,5 @@
 /** Errors the CLI reports as one line on stderr, and the exit codes it uses. */
+import { redactText, redactUrl } from "./redact.js";
 
 export const EXIT_OK = 0;
 /** The operation failed: database error, unknown thread or checkpoint, failed migration. */
@@ -69,18 +70,22 @@ export function rootCause(error: unknown): unknown {
   return current;
 }
 
-/** Hides the password of a URL ("postgres://user:secret@host" becomes "postgres://user:***@host"). */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
-}
+export { redactUrl };
 
 function firstLine(text: string): string {
   const line = text.split(/\r?\n/, 1)[0]?.trim() ?? "";
   return line.length > 0 ? line : text.trim();
 }
 
-/** A one-line description of any error, for `error: <description>` on stderr. */
+/**
+ * A one-line description of any error, for `error: <description>` on stderr, with the
+ * passwords of `url` and of any URL it quotes hidden (escaping is left to the printer).
+ */
 export function describeError(error: unknown, url?: string): string {
+  return redactText(describeUnredacted(error, url), url);
+}
+
+function describeUnredacted(error: unknown, url?: string): string {
   if (error instanceof CliError) return error.message;
   const cause = rootCause(error);
   const code = codeOf(cause) ?? codeOf(error);

@@ -3,6 +3,8 @@ import { CommanderError } from "commander";
 import { describeError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeOf, stackOf } from "./errors.js";
 import { Output } from "./output.js";
 import { buildProgram } from "./program.js";
+import { redactText } from "./redact.js";
+import { escapeTerminal } from "./terminal-text.js";
 
 /** Set to print the stack trace of an error as well (for bug reports). */
 const DEBUG_ENV = "LANGGRAPH_CHECKPOINT_DEBUG";
@@ -19,14 +21,16 @@ async function main(argv: string[]): Promise<number> {
       // commander has printed its message (or the help); only the exit code is left.
       return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
-    process.stderr.write(`error: ${describeError(error, context.url)}\n`);
-    if (process.env[DEBUG_ENV]) process.stderr.write(`${stackOf(error)}\n`);
+    process.stderr.write(`error: ${escapeTerminal(describeError(error, context.url))}\n`);
+    if (process.env[DEBUG_ENV]) {
+      process.stderr.write(`${escapeTerminal(redactText(stackOf(error), context.url), { keepNewlines: true })}\n`);
+    }
     return exitCodeOf(error);
   }
 }
 
 const code = await main(process.argv.slice(2)).catch((error: unknown) => {
-  process.stderr.write(`error: ${describeError(error)}\n`);
+  process.stderr.write(`error: ${escapeTerminal(describeError(error))}\n`);
   return EXIT_FAILURE;
 });
 process.exitCode = code;

@@ -15,10 +15,19 @@ export function parseFilter(argument: string, previous: Filter | undefined): Fil
   if (at < 0) throw new InvalidArgumentError(`expected key=value, got "${argument}" (no "=")`);
   const key = argument.slice(0, at);
   if (key.length === 0) throw new InvalidArgumentError(`expected key=value, got "${argument}" (empty key)`);
-  const filter: Filter = { ...(previous ?? {}) };
-  if (Object.hasOwn(filter, key)) throw new InvalidArgumentError(`the filter key "${key}" is given twice`);
-  filter[key] = parseFilterValue(argument.slice(at + 1));
+  if (previous !== undefined && Object.hasOwn(previous, key)) {
+    throw new InvalidArgumentError(`the filter key "${key}" is given twice`);
+  }
+  // Keys are defined, never assigned: `filter["__proto__"] = v` would set the prototype
+  // and drop the key (a filter that then matches every thread).
+  const filter: Filter = {};
+  for (const [name, value] of Object.entries(previous ?? {})) defineKey(filter, name, value);
+  defineKey(filter, key, parseFilterValue(argument.slice(at + 1)));
   return filter;
+}
+
+function defineKey(target: Filter, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 export function parseFilterValue(text: string): unknown {

@@ -1,4 +1,5 @@
 import { isBaseMessage } from "@langchain/core/messages";
+import { escapeTerminal } from "./terminal-text.js";
 
 /**
  * Writes to stdout, waiting for the stream to drain so a long stream of rows never
@@ -16,9 +17,10 @@ export class Output {
     });
   }
 
+  /** Every line printed goes through here, so nothing unescaped from a row reaches the terminal. */
   async line(text = ""): Promise<void> {
     if (this.closed) return;
-    if (!this.stream.write(`${text}\n`)) {
+    if (!this.stream.write(`${escapeTerminal(text, { keepNewlines: true })}\n`)) {
       await new Promise<void>((resolve) => {
         const done = () => {
           this.stream.off("drain", done);
@@ -42,11 +44,14 @@ export interface Column {
   align?: "left" | "right";
 }
 
-/** Control characters (a newline in a thread id) would break a table row. */
+/** A value for one table cell or field: a newline in a thread id would break the row, so it is escaped too. */
 export function cell(value: unknown): string {
-  const text = value === undefined || value === null ? "" : String(value);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes.
-  return text.replace(/[\u0000-\u001f\u007f]/g, (char) => JSON.stringify(char).slice(1, -1));
+  return escapeTerminal(value === undefined || value === null ? "" : String(value));
+}
+
+/** Adds a key as an own property: plain assignment of "__proto__" would set the prototype instead. */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function width(text: string): number {
@@ -191,7 +196,7 @@ export function toPlain(value: unknown, seen: Set<object> = new Set()): unknown 
         if (item === undefined || item === null) continue;
         if (Array.isArray(item) && item.length === 0) continue;
         if (typeof item === "object" && !Array.isArray(item) && Object.keys(item).length === 0) continue;
-        fields[key] = toPlain(item, seen);
+        setOwn(fields, key, toPlain(item, seen));
       }
       return fields;
     }
@@ -202,7 +207,7 @@ export function toPlain(value: unknown, seen: Set<object> = new Set()): unknown 
     }
     const result: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      if (item !== undefined) result[key] = toPlain(item, seen);
+      if (item !== undefined) setOwn(result, key, toPlain(item, seen));
     }
     return result;
   } finally {

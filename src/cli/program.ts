@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
-import { history, show, status, threads } from "./commands/inspect.js";
+import { history, show, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
+import { status } from "./commands/status.js";
 import { registerTransferCommands } from "./commands/transfer.js";
 import { requireUrl, URL_ENV } from "./database.js";
+import { LAYOUT_ENV, type Layout, type LayoutOptions, resolveLayout } from "./layout.js";
 import {
   type Filter,
   PRUNE_STRATEGIES,
@@ -15,8 +17,9 @@ import {
   type Strategy,
 } from "./options.js";
 import type { Output } from "./output.js";
+import { escapeTerminal } from "./terminal-text.js";
 
-interface DatabaseOptions {
+interface DatabaseOptions extends LayoutOptions {
   url?: string;
   json?: boolean;
 }
@@ -46,6 +49,36 @@ function databaseCommand(program: Command, name: string, description: string): C
     .helpOption("-h, --help", "show this help");
 }
 
+/** Where the tables are, as the saver's options say it (see layout.ts). */
+const layoutOptions = (command: Command) =>
+  command
+    .addOption(
+      new Option(
+        "--table-prefix <prefix>",
+        "the application's tables made with checkpointTables({ prefix }); none by default",
+      ).env(LAYOUT_ENV.tablePrefix),
+    )
+    .addOption(
+      new Option(
+        "--schema <schema>",
+        "PostgreSQL: the application's tables made with checkpointTables({ schema }); the search path by default",
+      ).env(LAYOUT_ENV.schema),
+    )
+    .addOption(
+      new Option(
+        "--migrations-table <table>",
+        "the table of the shipped migrations (the saver's migrationsTable); langgraph_checkpoint_migrations by default",
+      ).env(LAYOUT_ENV.migrationsTable),
+    )
+    .addOption(
+      new Option(
+        "--migrations-schema <schema>",
+        "PostgreSQL: the schema of that table (the saver's migrationsSchema); the current schema by default",
+      ).env(LAYOUT_ENV.migrationsSchema),
+    );
+
+const yesOption = () => new Option("-y, --yes", "delete without asking (required when not on a terminal)");
+
 const filterOption = () =>
   new Option(
     "--filter <key=value...>",
@@ -59,21 +92,37 @@ const progressOptions = (command: Command) =>
 
 /** The command-line program; `out` receives everything printed on stdout. */
 export function buildProgram(out: Output, context: { url?: string } = {}): Command {
-  const urlOf = (options: DatabaseOptions) => {
+  const urlOf = (options: { url?: string }) => {
     context.url = requireUrl(options.url);
     return context.url;
   };
+  /** The URL and the table layout of a command (the layout is checked against the kind of database). */
+  const target = (options: DatabaseOptions): { url: string; layout: Layout } => {
+    const url = urlOf(options);
+    return { url, layout: resolveLayout(url, options) };
+  };
   const program = new Command("langgraph-checkpoint-drizzle")
     .description(
-      `Administer LangGraph checkpoints stored by langgraph-checkpoint-drizzle (PostgreSQL, MySQL/MariaDB, SQLite).\nThe database URL comes from --url or the ${URL_ENV} environment variable.`,
+      "Administer LangGraph checkpoints stored by langgraph-checkpoint-drizzle (PostgreSQL, MySQL/MariaDB, SQLite).\n" +
+        `The database URL comes from --url or the ${URL_ENV} environment variable; --table-prefix, --schema, ` +
+        "--migrations-table and --migrations-schema (or their LANGGRAPH_CHECKPOINT_* variables) say where the tables are. " +
+        "prune and expire ask before deleting; where nobody can answer they refuse unless --yes is given.",
     )
+    // Messages that quote an argument go through the same escaping as everything else.
+    .configureOutput({ outputError: (text, write) => write(escapeTerminal(text, { keepNewlines: true })) })
     .version(version(), "-V, --version", "print the version")
     .helpOption("-h, --help", "show this help")
     .helpCommand("help [command]", "show help for a command")
     .showSuggestionAfterError(true)
     .exitOverride();
+  /** A command on the saver's tables: --url, --json and the layout options. */
+  const tableCommand = (name: string, description: string) =>
+    layoutOptions(databaseCommand(program, name, description));
 
-  databaseCommand(program, "migrate", "apply the pending migrations (safe when several processes run it at once)")
+  tableCommand(
+    "migrate",
+    "apply the pending shipped migrations (safe when several processes run it at once); tables with a --table-prefix or --schema are the application's to migrate",
+  )
     .option("--dry-run", "only list the pending migrations")
     .addOption(
       new Option(
@@ -82,23 +131,29 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       ).env("LANGGRAPH_SPIDER_SHARDS"),
     )
     .action(async (options: DatabaseOptions & { dryRun?: boolean; spiderShards?: string }) => {
-      await migrate(urlOf(options), options, out);
+      const { url, layout } = target(options);
+      await migrate(url, { ...options, layout }, out);
     });
 
-  databaseCommand(program, "status", "applied and pending migrations, row counts and sizes of the tables").action(
-    async (options: DatabaseOptions) => {
-      await status(urlOf(options), options, out);
-    },
-  );
+  tableCommand("status", "applied and pending migrations, row counts and sizes of the tables")
+    .option(
+      "--check",
+      "exit with 1 when a migration is pending (with --table-prefix or --schema: when the tables are missing), 0 when the database is up to date; for CI gates",
+    )
+    .action(async (options: DatabaseOptions & { check?: boolean }) => {
+      const { url, layout } = target(options);
+      await status(url, { ...options, layout }, out);
+    });
 
-  databaseCommand(program, "threads", "threads with their checkpoint count and newest checkpoint, in id order")
+  tableCommand("threads", "threads with their checkpoint count and newest checkpoint, in id order")
     .addOption(filterOption())
     .option("--limit <n>", "at most n threads", parseCount)
     .action(async (options: DatabaseOptions & { filter?: Filter; limit?: number }) => {
-      await threads(urlOf(options), options, out);
+      const { url, layout } = target(options);
+      await threads(url, { ...options, layout }, out);
     });
 
-  databaseCommand(program, "history", "checkpoints of a thread, newest first, with the channels each one changed")
+  tableCommand("history", "checkpoints of a thread, newest first, with the channels each one changed")
     .requiredOption("--thread <id>", "thread id")
     .option("--ns <namespace>", "checkpoint namespace (a subgraph's); the root namespace by default", "")
     .addOption(filterOption())
@@ -108,46 +163,54 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       async (
         options: DatabaseOptions & { thread: string; ns: string; filter?: Filter; before?: string; limit?: number },
       ) => {
-        await history(urlOf(options), options, out);
+        const { url, layout } = target(options);
+        await history(url, { ...options, layout }, out);
       },
     );
 
-  databaseCommand(program, "show", "decoded state values and pending writes of one checkpoint (the newest by default)")
+  tableCommand("show", "decoded state values and pending writes of one checkpoint (the newest by default)")
     .requiredOption("--thread <id>", "thread id")
     .option("--checkpoint <id>", "checkpoint id; the thread's newest checkpoint by default")
     .option("--ns <namespace>", "checkpoint namespace; the root namespace by default", "")
     .action(async (options: DatabaseOptions & { thread: string; checkpoint?: string; ns: string }) => {
-      await show(urlOf(options), options, out);
+      const { url, layout } = target(options);
+      await show(url, { ...options, layout }, out);
     });
 
   progressOptions(
-    databaseCommand(program, "copy", "copy a thread (every namespace, writes included) to new, empty threads")
+    tableCommand("copy", "copy a thread (every namespace, writes included) to new, empty threads")
       .argument("<source>", "thread to copy")
       .argument("<targets...>", "new thread ids")
       .option("--dry-run", "check the threads and count what would be copied, change nothing"),
   ).action(
     async (source: string, targets: string[], options: DatabaseOptions & { dryRun?: boolean; progress?: boolean }) => {
-      await copyThreads(urlOf(options), source, targets, options, out);
+      const { url, layout } = target(options);
+      await copyThreads(url, source, targets, { ...options, layout }, out);
     },
   );
 
   progressOptions(
-    databaseCommand(program, "prune", "keep only the newest checkpoint of threads, or delete them")
+    tableCommand("prune", "keep only the newest checkpoint of threads, or delete them")
       .argument("<threads...>", 'thread ids; "-" reads more ids from stdin, one per line')
       .addOption(
         new Option("--strategy <strategy>", "keep_latest: the newest checkpoint of each namespace; delete: everything")
           .choices(PRUNE_STRATEGIES)
           .default("keep_latest"),
       )
-      .option("--dry-run", "show what would be removed, change nothing"),
+      .option("--dry-run", "show what would be removed, change nothing (never asks)")
+      .addOption(yesOption()),
   ).action(
-    async (ids: string[], options: DatabaseOptions & { strategy: Strategy; dryRun?: boolean; progress?: boolean }) => {
-      await prune(urlOf(options), ids, options, out);
+    async (
+      ids: string[],
+      options: DatabaseOptions & { strategy: Strategy; dryRun?: boolean; progress?: boolean; yes?: boolean },
+    ) => {
+      const { url, layout } = target(options);
+      await prune(url, ids, { ...options, layout }, out);
     },
   );
 
   progressOptions(
-    databaseCommand(program, "expire", "prune or delete every thread whose newest checkpoint is older than a date")
+    tableCommand("expire", "prune or delete every thread whose newest checkpoint is older than a date")
       .requiredOption(
         "--idle-since <date|duration>",
         'an ISO date (2025-01-31, 2025-01-31T12:00:00Z) or a duration ago ("30d", "12h", "1w")',
@@ -159,7 +222,8 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
           .default("delete"),
       )
       .option("--batch-size <n>", "threads per batch (default 100)", parsePositive)
-      .option("--dry-run", "list the idle threads, change nothing"),
+      .option("--dry-run", "list the idle threads, change nothing (never asks)")
+      .addOption(yesOption()),
   ).action(
     async (
       options: DatabaseOptions & {
@@ -168,9 +232,11 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
         batchSize?: number;
         dryRun?: boolean;
         progress?: boolean;
+        yes?: boolean;
       },
     ) => {
-      await expire(urlOf(options), options, out);
+      const { url, layout } = target(options);
+      await expire(url, { ...options, layout }, out);
     },
   );
 

@@ -75,12 +75,26 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node <bin> ...args` with the URL variable unset (unless `env` sets it). */
+/** The variables the CLI reads its URL and table layout from: unset unless a test sets them. */
+const CLI_VARIABLES = {
+  LANGGRAPH_CHECKPOINT_URL: undefined,
+  LANGGRAPH_CHECKPOINT_TABLE_PREFIX: undefined,
+  LANGGRAPH_CHECKPOINT_SCHEMA: undefined,
+  LANGGRAPH_CHECKPOINT_MIGRATIONS_TABLE: undefined,
+  LANGGRAPH_CHECKPOINT_MIGRATIONS_SCHEMA: undefined,
+};
+
+/** The environment of a CLI run: this process's, with the URL and layout variables unset. */
+export function cliEnv(): Record<string, string | undefined> {
+  return { ...process.env, ...CLI_VARIABLES };
+}
+
+/** Runs `node <bin> ...args` with the URL and layout variables unset (unless `env` sets them). */
 export function cli(
   args: string[],
   options: { env?: Record<string, string>; input?: string } = {},
 ): Promise<CliResult> {
-  const env: Record<string, string | undefined> = { ...process.env, LANGGRAPH_CHECKPOINT_URL: undefined };
+  const env: Record<string, string | undefined> = { ...process.env, ...CLI_VARIABLES };
   Object.assign(env, options.env);
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
@@ -167,7 +181,7 @@ export function journalTags(dialect: DialectName): string[] {
 
 /** Runs the binary and closes its stdout after `lines` lines, like `| head -n lines`. */
 export function cliHead(args: string[], lines: number): Promise<CliResult> {
-  const env: Record<string, string | undefined> = { ...process.env, LANGGRAPH_CHECKPOINT_URL: undefined };
+  const env: Record<string, string | undefined> = { ...process.env, ...CLI_VARIABLES };
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

@@ -2,7 +2,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Annotation, Command, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import type { ChannelVersions, CheckpointMetadata } from "@langchain/langgraph-checkpoint";
-import { DrizzleSaver } from "../../src/index.js";
+import { DrizzleSaver, type DrizzleSaverOptions } from "../../src/index.js";
 
 /**
  * A small real LangGraph graph: `agent` answers and counts, `review` stops at an
@@ -77,8 +77,13 @@ export function seededMetadata(step: number): Record<string, unknown> {
  * metadata chosen for the filter tests (see `seededMetadata`). Every checkpoint changes
  * `counter` and one of `even` / `odd`; `created` is a Date, to see it decoded.
  */
-export async function seedMetadataThread(url: string, threadId: string, count: number): Promise<string[]> {
-  const saver = await DrizzleSaver.fromUrl(url);
+export async function seedMetadataThread(
+  url: string,
+  threadId: string,
+  count: number,
+  options: DrizzleSaverOptions = {},
+): Promise<string[]> {
+  const saver = await DrizzleSaver.fromUrl(url, options);
   const ids: string[] = [];
   try {
     let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: "" } };

@@ -534,7 +534,7 @@ export function describeCli(dialect: DialectName): void {
       });
 
       it("prune keeps the newest checkpoint, or deletes threads read from stdin", async () => {
-        const kept = await cli(["prune", "--url", url, "copy-a", "--progress"]);
+        const kept = await cli(["prune", "--url", url, "copy-a", "--progress", "--yes"]);
         expect(kept.code, kept.stderr).toBe(0);
         expect(kept.stdout).toBe("pruned 1 thread (strategy keep_latest)\n");
         expect(kept.stderr).toContain("1/1 threads");
@@ -544,7 +544,7 @@ export function describeCli(dialect: DialectName): void {
         const show = await cli(["show", "--url", url, "--thread", "copy-a", "--json"]);
         expect(jsonLines<ShowDocument>(show.stdout)[0].values).toMatchObject({ note: "review: yes", count: 1 });
 
-        const deleted = await cli(["prune", "--url", url, "-", "--strategy", "delete", "--json"], {
+        const deleted = await cli(["prune", "--url", url, "-", "--strategy", "delete", "--json", "--yes"], {
           input: "copy-b\ncopy-meta\n",
         });
         expect(deleted.code, deleted.stderr).toBe(0);
@@ -556,7 +556,7 @@ export function describeCli(dialect: DialectName): void {
 
       it("prune errors: an unknown thread stops it before anything changes; a bad strategy", async () => {
         const before = await threadList();
-        expectOneLineError(await cli(["prune", "--url", url, "meta", "ghost"]), 1, /unknown thread "ghost"/);
+        expectOneLineError(await cli(["prune", "--url", url, "meta", "ghost", "--yes"]), 1, /unknown thread "ghost"/);
         expect(await threadList()).toEqual(before);
         expectOneLineError(await cli(["prune", "--url", url, "meta", "--strategy", "all"]), 2, /--strategy/);
         expectOneLineError(await cli(["prune", "--url", url, "-"], { input: "" }), 2, /no thread ids/);
@@ -592,6 +592,7 @@ export function describeCli(dialect: DialectName): void {
           "1",
           "--json",
           "--progress",
+          "--yes",
         ]);
         expect(kept.code, kept.stderr).toBe(0);
         expect(jsonLines(kept.stdout)).toEqual([{ threads: old.length, strategy: "keep_latest", idleSince: cutoff }]);
@@ -599,7 +600,7 @@ export function describeCli(dialect: DialectName): void {
         const expected = [...old.map((id): [string, number] => [id, 1]), ["fresh", 2] as [string, number]];
         expect(await threadList()).toEqual(expected.sort(([a], [b]) => (a < b ? -1 : 1)));
 
-        const deleted = await cli(["expire", "--url", url, "--idle-since", cutoff]);
+        const deleted = await cli(["expire", "--url", url, "--idle-since", cutoff, "--yes"]);
         expect(deleted.code, deleted.stderr).toBe(0);
         expect(deleted.stdout).toBe(`expired ${old.length} threads idle since ${cutoff} (strategy delete)\n`);
         expect(await threadList()).toEqual([["fresh", 2]]);

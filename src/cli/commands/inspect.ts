@@ -1,68 +1,20 @@
 import type { ChannelVersions, CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { DrizzleSaver } from "../../index.js";
 import { withSaver } from "../database.js";
-import { CliError, redactUrl } from "../errors.js";
+import { CliError } from "../errors.js";
+import type { Layout } from "../layout.js";
 import type { Filter } from "../options.js";
-import { cell, formatBytes, formatValue, type Output, plural, printTable, StreamingTable, toPlain } from "../output.js";
-
-export interface StatusOptions {
-  json?: boolean;
-}
-
-export async function status(url: string, options: StatusOptions, out: Output): Promise<void> {
-  await withSaver(url, {}, async (saver) => {
-    const { applied, pending } = await saver.migrationStatus();
-    // Before the first migration there are no tables to measure.
-    const tables = applied.length > 0 ? await saver.storageStats() : [];
-    const migration = (state: string) => (m: { tag: string; createdAt: number }) => ({
-      tag: m.tag,
-      state,
-      createdAt: m.createdAt,
-      created: new Date(m.createdAt).toISOString(),
-    });
-    if (options.json) {
-      await out.json({
-        url: redactUrl(url),
-        migrations: [...applied.map(migration("applied")), ...pending.map(migration("pending"))],
-        tables,
-      });
-      return;
-    }
-    await out.line(`database    ${redactUrl(url)}`);
-    await out.line(`migrations  ${applied.length} applied, ${pending.length} pending`);
-    await out.line();
-    await printTable(
-      out,
-      [{ header: "MIGRATION" }, { header: "STATE" }, { header: "CREATED" }],
-      [...applied.map(migration("applied")), ...pending.map(migration("pending"))].map((m) => [
-        m.tag,
-        m.state,
-        m.created,
-      ]),
-      "  ",
-    );
-    await out.line();
-    if (applied.length === 0) {
-      await out.line("no checkpoint tables yet: run the migrate command");
-      return;
-    }
-    await printTable(
-      out,
-      [{ header: "TABLE" }, { header: "ROWS", align: "right" }, { header: "SIZE", align: "right" }],
-      tables.map((t) => [t.table, String(t.rows), formatBytes(t.bytes)]),
-      "  ",
-    );
-  });
-}
+import { cell, formatValue, type Output, plural, printTable, StreamingTable, toPlain } from "../output.js";
 
 export interface ThreadsOptions {
+  layout?: Layout;
   filter?: Filter;
   limit?: number;
   json?: boolean;
 }
 
 export async function threads(url: string, options: ThreadsOptions, out: Output): Promise<void> {
-  await withSaver(url, { requireSchema: true }, async (saver) => {
+  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout }, async (saver) => {
     const table = new StreamingTable(out, [
       { header: "THREAD" },
       { header: "CHECKPOINTS", align: "right" },
@@ -118,6 +70,7 @@ export function changedChannels(versions: ChannelVersions, parent: ChannelVersio
 }
 
 export interface HistoryOptions {
+  layout?: Layout;
   thread: string;
   ns: string;
   filter?: Filter;
@@ -127,7 +80,7 @@ export interface HistoryOptions {
 }
 
 export async function history(url: string, options: HistoryOptions, out: Output): Promise<void> {
-  await withSaver(url, { requireSchema: true }, async (saver) => {
+  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout }, async (saver) => {
     const { thread, ns, limit } = options;
     if (options.before !== undefined) await requireCheckpoint(saver, thread, ns, options.before);
     const table = new StreamingTable(out, [
@@ -211,6 +164,7 @@ export async function history(url: string, options: HistoryOptions, out: Output)
 }
 
 export interface ShowOptions {
+  layout?: Layout;
   thread: string;
   ns: string;
   checkpoint?: string;
@@ -218,7 +172,7 @@ export interface ShowOptions {
 }
 
 export async function show(url: string, options: ShowOptions, out: Output): Promise<void> {
-  await withSaver(url, { requireSchema: true }, async (saver) => {
+  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout }, async (saver) => {
     const { thread, ns } = options;
     let tuple: CheckpointTuple | undefined;
     if (options.checkpoint !== undefined) {

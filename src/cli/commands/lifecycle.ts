@@ -1,12 +1,15 @@
 import type { DrizzleSaver } from "../../index.js";
+import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
+import type { Layout } from "../layout.js";
 import type { Strategy } from "../options.js";
 import { cell, type Output, plural, StreamingTable } from "../output.js";
 import { progressShown, startProgress } from "../progress.js";
 import { threadExists } from "./inspect.js";
 
 interface LifecycleOptions {
+  layout?: Layout;
   dryRun?: boolean;
   json?: boolean;
   /** --progress / --no-progress; undefined: a bar on a terminal only. */
@@ -38,7 +41,7 @@ export async function copy(
 ): Promise<void> {
   const targets = [...new Set(targetList)];
   if (targets.includes(source)) throw new UsageError(`cannot copy thread "${source}" onto itself`);
-  await withSaver(url, { requireSchema: true }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
     if (!(await threadExists(saver, source))) throw new CliError(`unknown thread "${source}"`);
     for (const target of targets) {
       if (await threadExists(saver, target)) throw new CliError(`target thread "${target}" already has checkpoints`);
@@ -90,13 +93,23 @@ async function readThreadIds(args: string[]): Promise<string[]> {
 
 export interface PruneOptions extends LifecycleOptions {
   strategy: Strategy;
+  /** --yes: delete without asking. */
+  yes?: boolean;
+}
+
+/** What a prune removes, in the words of the confirmation question. */
+function pruneAction(count: number, strategy: Strategy): string {
+  const threads = plural(count, "thread");
+  return strategy === "delete"
+    ? `delete ${threads} with all their checkpoints`
+    : `prune ${threads}, removing every checkpoint but the newest of each namespace`;
 }
 
 export async function prune(url: string, args: string[], options: PruneOptions, out: Output): Promise<void> {
   const ids = await readThreadIds(args);
   if (ids.length === 0) throw new UsageError("no thread ids given");
   const { strategy } = options;
-  await withSaver(url, { requireSchema: true }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
     if (options.dryRun) {
       const table = new StreamingTable(out, [
         { header: "THREAD" },
@@ -132,6 +145,7 @@ export async function prune(url: string, args: string[], options: PruneOptions, 
     for (const threadId of ids) {
       if (!(await threadExists(saver, threadId))) throw new CliError(`unknown thread "${threadId}"`);
     }
+    await confirmDeletion(pruneAction(ids.length, strategy), { yes: options.yes, stdinTaken: args.includes("-") });
     const bar = startProgress(ids.length, "prune", options.progress);
     try {
       for (const threadId of ids) {
@@ -150,12 +164,14 @@ export interface ExpireOptions extends LifecycleOptions {
   idleSince: Date;
   strategy: Strategy;
   batchSize?: number;
+  /** --yes: expire without asking. */
+  yes?: boolean;
 }
 
 export async function expire(url: string, options: ExpireOptions, out: Output): Promise<void> {
   const { idleSince, strategy } = options;
   const since = idleSince.toISOString();
-  await withSaver(url, { requireSchema: true }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
     if (options.dryRun) {
       const table = new StreamingTable(out, [
         { header: "THREAD" },
@@ -178,13 +194,15 @@ export async function expire(url: string, options: ExpireOptions, out: Output): 
       }
       return;
     }
-    // The bar needs a total: count the idle threads first, but only when a bar is shown.
+    // The question and the bar need a total: count the idle threads first, unless neither is shown.
     let total = 0;
-    if (progressShown(options.progress)) {
+    if (!options.yes || progressShown(options.progress)) {
       for await (const thread of saver.listThreads()) {
         if (thread.latestCreatedAt.getTime() < idleSince.getTime()) total++;
       }
     }
+    const verb = strategy === "delete" ? "delete" : "prune";
+    await confirmDeletion(`${verb} ${plural(total, "thread")} idle since ${since} (strategy ${strategy})`, options);
     const bar = startProgress(total, "expire", options.progress);
     let expired: number;
     try {

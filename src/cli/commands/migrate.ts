@@ -1,10 +1,12 @@
 import { existsSync } from "node:fs";
 import type { DrizzleSaver, MigrationInfo } from "../../index.js";
 import { sqlitePath, withSaver } from "../database.js";
-import { CliError, describeError, EXIT_FAILURE } from "../errors.js";
+import { CliError, describeError, EXIT_FAILURE, UsageError } from "../errors.js";
+import { type Layout, resolveLayout } from "../layout.js";
 import { type Output, plural, printTable } from "../output.js";
 
 export interface MigrateOptions {
+  layout?: Layout;
   dryRun?: boolean;
   json?: boolean;
   /** Comma-separated data node URLs: the URL is a Spider head (see the README's "Sharding"). */
@@ -16,13 +18,21 @@ function migrationJson(migration: MigrationInfo) {
 }
 
 export async function migrate(url: string, options: MigrateOptions, out: Output): Promise<void> {
+  const layout = options.layout ?? resolveLayout(url, {});
+  if (layout.custom) {
+    // As `setup()` with `tables`: the shipped migrations create only the default tables.
+    throw new UsageError(
+      "tables with a --table-prefix or --schema belong to the application, which creates and migrates them with " +
+        "its own drizzle-kit migrations; migrate applies only the shipped migrations of the default tables",
+    );
+  }
   const path = sqlitePath(url);
   // A dry run on a SQLite file that does not exist yet must not create it: every migration is pending.
   const target = options.dryRun && path !== undefined && path !== ":memory:" && !existsSync(path) ? ":memory:" : url;
 
   const shards = options.spiderShards?.split(",").map((shard) => shard.trim());
   const saverOptions = shards ? { spider: { shards } } : {};
-  await withSaver(target, { create: true, saverOptions }, async (saver) => {
+  await withSaver(target, { create: true, layout, saverOptions }, async (saver) => {
     const before = await saver.migrationStatus();
     if (options.dryRun) {
       if (options.json) {

@@ -1,0 +1,87 @@
+import type { DrizzleSaverOptions } from "../index.js";
+import { checkpointTables as mysqlTables } from "../schema/mysql.js";
+import { checkpointTables as pgTables } from "../schema/pg.js";
+import { checkpointTables as sqliteTables } from "../schema/sqlite.js";
+import { UsageError } from "./errors.js";
+
+/** Where the checkpoint tables are, as the command line and the environment give it. */
+export interface LayoutOptions {
+  /** Recipe A: `checkpointTables({ prefix })`. */
+  tablePrefix?: string;
+  /** Recipe A on PostgreSQL: `checkpointTables({ schema })`. */
+  schema?: string;
+  /** The saver's `migrationsTable`. */
+  migrationsTable?: string;
+  /** The saver's `migrationsSchema` (PostgreSQL). */
+  migrationsSchema?: string;
+}
+
+export const LAYOUT_ENV = {
+  tablePrefix: "LANGGRAPH_CHECKPOINT_TABLE_PREFIX",
+  schema: "LANGGRAPH_CHECKPOINT_SCHEMA",
+  migrationsTable: "LANGGRAPH_CHECKPOINT_MIGRATIONS_TABLE",
+  migrationsSchema: "LANGGRAPH_CHECKPOINT_MIGRATIONS_SCHEMA",
+} as const;
+
+export type DatabaseKind = "postgres" | "mysql" | "sqlite";
+
+/** The kind of database a URL names, by the same rules as `DrizzleSaver.fromUrl`. */
+export function databaseKind(url: string): DatabaseKind {
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === "postgres" || scheme === "postgresql") return "postgres";
+  if (scheme === "mysql") return "mysql";
+  return "sqlite";
+}
+
+export interface Layout {
+  /** What to pass to the saver. */
+  saver: DrizzleSaverOptions;
+  /**
+   * The application's own tables (a prefix or a schema): the application creates and
+   * migrates them with its drizzle-kit, so the shipped migrations do not apply.
+   */
+  custom: boolean;
+  /** The three table names, schema-qualified when a schema is given. */
+  tables: string[];
+}
+
+/** An empty option is the same as none (an exported but empty environment variable). */
+function given(value: string | undefined): string | undefined {
+  return value === undefined || value.length === 0 ? undefined : value;
+}
+
+/** The saver options for a URL and the layout options, checked against the kind of database. */
+export function resolveLayout(url: string, options: LayoutOptions): Layout {
+  const kind = databaseKind(url);
+  const prefix = given(options.tablePrefix);
+  const schema = given(options.schema);
+  const migrationsTable = given(options.migrationsTable);
+  const migrationsSchema = given(options.migrationsSchema);
+  if (kind !== "postgres" && schema !== undefined) {
+    throw new UsageError("--schema is for PostgreSQL only (MySQL and SQLite tables take a --table-prefix)");
+  }
+  if (kind !== "postgres" && migrationsSchema !== undefined) {
+    throw new UsageError("--migrations-schema is for PostgreSQL only");
+  }
+  if (migrationsTable === "__drizzle_migrations") {
+    throw new UsageError('--migrations-table must not be drizzle\'s own "__drizzle_migrations"');
+  }
+  const custom = prefix !== undefined || schema !== undefined;
+  if (custom && (migrationsTable !== undefined || migrationsSchema !== undefined)) {
+    throw new UsageError(
+      "--migrations-table and --migrations-schema name the table of the shipped migrations; tables with a " +
+        "--table-prefix or --schema are migrated by the application, so they take neither",
+    );
+  }
+  const names = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"].map(
+    (name) => `${schema === undefined ? "" : `${schema}.`}${prefix ?? ""}${name}`,
+  );
+  if (!custom) return { saver: { migrationsTable, migrationsSchema }, custom, tables: names };
+  const tables =
+    kind === "postgres"
+      ? pgTables({ prefix, schema })
+      : kind === "mysql"
+        ? mysqlTables({ prefix })
+        : sqliteTables({ prefix });
+  return { saver: { tables }, custom, tables: names };
+}
