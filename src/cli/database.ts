@@ -95,7 +95,7 @@ async function requireSchema(saver: DrizzleSaver, layout: Layout): Promise<void>
 /** Error codes of a table that does not exist: PostgreSQL, MySQL/MariaDB; SQLite says so in its message. */
 const NO_SUCH_TABLE = new Set(["42P01", "3F000", "ER_NO_SUCH_TABLE"]);
 
-/** Whether an application's tables (a prefix or schema) exist: one cheap read that fails when they do not. */
+/** Whether an application's tables (a prefix) exist: one cheap read that fails when they do not. */
 export async function customTablesExist(saver: DrizzleSaver): Promise<boolean> {
   try {
     for await (const _ of saver.listThreads({ limit: 1 })) break;
@@ -111,6 +111,6 @@ export async function customTablesExist(saver: DrizzleSaver): Promise<boolean> {
 
 export function missingCustomTables(layout: Layout): CliError {
   return new CliError(
-    `the tables ${layout.tables.join(", ")} do not exist: with a table prefix or schema the application creates them with its own drizzle-kit migrations`,
+    `the tables ${layout.tables.join(", ")} do not exist: with a table prefix the application creates them with its own drizzle-kit migrations`,
   );
 }

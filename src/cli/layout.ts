@@ -8,7 +8,7 @@ import { UsageError } from "./errors.js";
 export interface LayoutOptions {
   /** Recipe A: `checkpointTables({ prefix })`. */
   tablePrefix?: string;
-  /** Recipe A on PostgreSQL: `checkpointTables({ schema })`. */
+  /** PostgreSQL: the saver's `schema` option; with a prefix, recipe A's `checkpointTables({ prefix, schema })`. */
   schema?: string;
   /** The saver's `migrationsTable`. */
   migrationsTable?: string;
@@ -37,7 +37,7 @@ export interface Layout {
   /** What to pass to the saver. */
   saver: DrizzleSaverOptions;
   /**
-   * The application's own tables (a prefix or a schema): the application creates and
+   * The application's own tables (a prefix): the application creates and
    * migrates them with its drizzle-kit, so the shipped migrations do not apply.
    */
   custom: boolean;
@@ -66,17 +66,19 @@ export function resolveLayout(url: string, options: LayoutOptions): Layout {
   if (migrationsTable === "__drizzle_migrations") {
     throw new UsageError('--migrations-table must not be drizzle\'s own "__drizzle_migrations"');
   }
-  const custom = prefix !== undefined || schema !== undefined;
+  // A prefix means the application's own tables (recipe A), in `schema` when one is given;
+  // a schema alone is the saver's `schema` option: the shipped migrations' tables there.
+  const custom = prefix !== undefined;
   if (custom && (migrationsTable !== undefined || migrationsSchema !== undefined)) {
     throw new UsageError(
       "--migrations-table and --migrations-schema name the table of the shipped migrations; tables with a " +
-        "--table-prefix or --schema are migrated by the application, so they take neither",
+        "--table-prefix are migrated by the application, so they take neither",
     );
   }
   const names = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"].map(
     (name) => `${schema === undefined ? "" : `${schema}.`}${prefix ?? ""}${name}`,
   );
-  if (!custom) return { saver: { migrationsTable, migrationsSchema }, custom, tables: names };
+  if (!custom) return { saver: { schema, migrationsTable, migrationsSchema }, custom, tables: names };
   const tables =
     kind === "postgres"
       ? pgTables({ prefix, schema })

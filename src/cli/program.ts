@@ -61,7 +61,7 @@ const layoutOptions = (command: Command) =>
     .addOption(
       new Option(
         "--schema <schema>",
-        "PostgreSQL: the application's tables made with checkpointTables({ schema }); the search path by default",
+        "PostgreSQL: the schema of the tables (the saver's schema option; with --table-prefix, checkpointTables({ prefix, schema })); the search path by default",
       ).env(LAYOUT_ENV.schema),
     )
     .addOption(
@@ -121,7 +121,7 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
 
   tableCommand(
     "migrate",
-    "apply the pending shipped migrations (safe when several processes run it at once); tables with a --table-prefix or --schema are the application's to migrate",
+    "apply the pending shipped migrations (safe when several processes run it at once); tables with a --table-prefix are the application's to migrate",
   )
     .option("--dry-run", "only list the pending migrations")
     .addOption(
@@ -138,7 +138,7 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
   tableCommand("status", "applied and pending migrations, row counts and sizes of the tables")
     .option(
       "--check",
-      "exit with 1 when a migration is pending (with --table-prefix or --schema: when the tables are missing), 0 when the database is up to date; for CI gates",
+      "exit with 1 when a migration is pending (with --table-prefix: when the tables are missing), 0 when the database is up to date; for CI gates",
     )
     .action(async (options: DatabaseOptions & { check?: boolean }) => {
       const { url, layout } = target(options);

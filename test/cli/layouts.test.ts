@@ -97,25 +97,38 @@ describe("CLI layouts", { timeout: 300_000 }, () => {
     const upToDate = await cli(["status", "--url", url, "--check"]);
     expect(upToDate.code, upToDate.stderr).toBe(0);
 
-    const tables = pgTables({ schema: "agent" });
+    const tables = pgTables({ prefix: "lg_", schema: "agent" });
     await createApplicationTables("postgres", url, { ...tables, agent: pgSchema("agent") });
     await seedMetadataThread(url, "in-agent", 2, { tables });
     await seedMetadataThread(url, "in-public", 1);
 
-    const agent = await cli(["threads", "--url", url, "--schema", "agent", "--json"]);
+    const recipeA = ["--table-prefix", "lg_", "--schema", "agent"];
+    const agent = await cli(["threads", "--url", url, "--json", ...recipeA]);
     expect(threadsOf(agent.stdout)).toEqual([["in-agent", 2]]);
-    const fromEnv = await cli(["threads", "--url", url, "--json"], { env: { LANGGRAPH_CHECKPOINT_SCHEMA: "agent" } });
+    const fromEnv = await cli(["threads", "--url", url, "--json"], {
+      env: { LANGGRAPH_CHECKPOINT_SCHEMA: "agent", LANGGRAPH_CHECKPOINT_TABLE_PREFIX: "lg_" },
+    });
     expect(threadsOf(fromEnv.stdout)).toEqual([["in-agent", 2]]);
     const defaults = await cli(["threads", "--url", url, "--json"]);
     expect(threadsOf(defaults.stdout)).toEqual([["in-public", 1]]);
 
-    const status = await cli(["status", "--url", url, "--schema", "agent", "--check"]);
+    const status = await cli(["status", "--url", url, ...recipeA, "--check"]);
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toContain("tables      agent.checkpoints, agent.checkpoint_blobs, agent.checkpoint_writes");
-    expect(status.stdout).toMatch(/^\s+checkpoints\s+2\s/m);
-    const show = await cli(["show", "--url", url, "--schema", "agent", "--thread", "in-agent", "--json"]);
+    expect(status.stdout).toContain(
+      "tables      agent.lg_checkpoints, agent.lg_checkpoint_blobs, agent.lg_checkpoint_writes",
+    );
+    expect(status.stdout).toMatch(/^\s+lg_checkpoints\s+2\s/m);
+    const show = await cli(["show", "--url", url, "--thread", "in-agent", "--json", ...recipeA]);
     expect(jsonLines(show.stdout)[0].checkpointId).toBe("cp-0001");
-    expectOneLineError(await cli(["migrate", "--url", url, "--schema", "agent"]), 2, /belong to the application/);
+    expectOneLineError(await cli(["migrate", "--url", url, ...recipeA]), 2, /belong to the application/);
+
+    // A schema alone is the saver's `schema` option: the shipped migrations, applied there.
+    const shipped = await cli(["migrate", "--url", url, "--schema", "shipped"]);
+    expect(shipped.code, shipped.stderr).toBe(0);
+    expect(shipped.stdout).toContain(`applied ${journalTags("postgres")[0]}`);
+    expect((await cli(["status", "--url", url, "--schema", "shipped", "--check"])).code).toBe(0);
+    const empty = await cli(["threads", "--url", url, "--schema", "shipped"]);
+    expect(empty.stdout).toBe("no threads\n");
   });
 
   it("PostgreSQL, the shipped migrations recorded in another schema (setup({ migrationsSchema }))", async () => {

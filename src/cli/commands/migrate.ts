@@ -22,7 +22,7 @@ export async function migrate(url: string, options: MigrateOptions, out: Output)
   if (layout.custom) {
     // As `setup()` with `tables`: the shipped migrations create only the default tables.
     throw new UsageError(
-      "tables with a --table-prefix or --schema belong to the application, which creates and migrates them with " +
+      "tables with a --table-prefix belong to the application, which creates and migrates them with " +
         "its own drizzle-kit migrations; migrate applies only the shipped migrations of the default tables",
     );
   }

@@ -59,7 +59,7 @@ async function printTableStats(out: Output, tables: TableStats[]): Promise<void>
   );
 }
 
-/** Tables with a prefix or schema: the application migrates them, so only their existence and size are known. */
+/** Tables with a prefix: the application migrates them, so only their existence and size are known. */
 async function customStatus(
   saver: DrizzleSaver,
   url: string,
@@ -82,7 +82,7 @@ async function customStatus(
   } else {
     await out.line(`database    ${redactUrl(url)}`);
     await out.line(`tables      ${layout.tables.join(", ")}`);
-    await out.line("migrations  the application's own (tables with a prefix or schema)");
+    await out.line("migrations  the application's own (tables with a prefix)");
     await out.line();
     if (exists) await printTableStats(out, tables);
     else await out.line("the tables do not exist yet: the application's drizzle-kit migrations create them");
