@@ -108,7 +108,8 @@ it("prunes and expires threads on both shards", async () => {
   // Age one thread on each shard (on the data node: the head only routes).
   const old = [first[1], second[1]];
   for (const [shard, id] of old.entries()) {
-    await rowsPerShard([spider.shards[shard]], "update checkpoints set created_at = '2020-01-01' where thread_id = ?", [
+    await rowsPerShard([spider.shards[shard]], "update checkpoints set created_at = ? where thread_id = ?", [
+      Date.parse("2020-01-01T00:00:00Z"), // created_at is epoch milliseconds (MySQL migration 0001)
       id,
     ]);
   }
