@@ -71,12 +71,17 @@ export function parseDuration(text: string): number | undefined {
   return total;
 }
 
-/** A point in time: an ISO 8601 date (`2025-01-31`, `2025-01-31T12:00:00Z`) or a duration ago (`30d`). */
+/** A point in time: an ISO 8601 date (`2025-01-31`, `2025-01-31T12:00:00Z`; UTC without a zone) or a duration ago (`30d`). */
 export function parseInstant(argument: string, now: () => number = Date.now): Date {
   const duration = parseDuration(argument);
   if (duration !== undefined) return new Date(now() - duration);
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}(:?\d{2})?)?)?$/i.test(argument.trim())) {
-    const date = new Date(argument.trim());
+  const text = argument.trim();
+  const iso = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i.exec(text);
+  if (iso) {
+    // JavaScript reads a bare date as UTC but a date-time without a zone as local time;
+    // both are UTC here, so the cut-off never depends on the machine's time zone.
+    const withTime = text.length > 10;
+    const date = new Date(withTime && iso[1] === undefined ? `${text.replace(" ", "T")}Z` : text);
     if (!Number.isNaN(date.getTime())) return date;
   }
   throw new InvalidArgumentError(

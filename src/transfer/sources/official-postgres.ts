@@ -10,7 +10,15 @@ import {
   type WriteRecord,
 } from "../records.js";
 import { toOurVersion, ZERO_SUFFIX } from "../versions.js";
-import { decodeOfficial, encodeOurs, type OfficialRow, rowName, toCheckpointRecord } from "./official.js";
+import {
+  decodeOfficial,
+  encodeOurs,
+  type OfficialRow,
+  type OfficialWriteRow,
+  rowName,
+  toCheckpointRecord,
+  toWriteRecord,
+} from "./official.js";
 
 const PAGE = 200;
 
@@ -120,22 +128,14 @@ export class OfficialPostgresSource implements TransferSource {
         from ${this.table("checkpoint_writes")} where thread_id = ${threadId}
         ${cursor ? this.sql`and (checkpoint_ns, checkpoint_id, task_id, idx) > (${cursor[0]}, ${cursor[1]}, ${cursor[2]}, ${cursor[3]})` : this.sql``}
         order by checkpoint_ns, checkpoint_id, task_id, idx limit ${PAGE}`;
-      for (const row of rows) {
-        const where = `checkpoint_writes row (thread_id "${threadId}", checkpoint_ns "${row.checkpoint_ns}", checkpoint_id "${row.checkpoint_id}", task_id "${row.task_id}", idx ${row.idx})`;
-        const value = await decodeOfficial(this.official, row.type, row.blob, where);
-        const [type, bytes] = await encodeOurs(this.ours, value, where);
-        yield {
-          kind: "write",
-          ns: row.checkpoint_ns,
-          checkpointId: row.checkpoint_id,
-          taskId: row.task_id,
-          idx: Number(row.idx),
-          channel: row.channel,
-          type,
-          value: bytes,
-          taskPath: "",
-        };
-      }
+      for (const row of rows)
+        yield await toWriteRecord(
+          { official: this.official, ours: this.ours },
+          "checkpoint_writes",
+          threadId,
+          row as unknown as OfficialWriteRow,
+          row.blob,
+        );
       if (rows.length < PAGE) return;
       const last = rows[rows.length - 1];
       cursor = [last.checkpoint_ns, last.checkpoint_id, last.task_id, Number(last.idx)];

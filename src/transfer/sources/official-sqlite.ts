@@ -9,7 +9,7 @@ import {
   type TransferSource,
 } from "../records.js";
 import { type OfficialCheckpoint, toOurVersion, valueSuffix } from "../versions.js";
-import { decodeOfficial, encodeOurs, rowName, toCheckpointRecord } from "./official.js";
+import { decodeOfficial, encodeOurs, rowName, toCheckpointRecord, toWriteRecord } from "./official.js";
 
 const PAGE = 200;
 /** Blob keys remembered per thread to skip repeats; a repeat beyond it is written again, harmlessly. */
@@ -151,22 +151,8 @@ export class OfficialSqliteSource implements TransferSource {
           ? nextPage.all(threadId, last.checkpoint_ns, last.checkpoint_id, last.task_id, last.idx)
           : firstPage.all(threadId)
       ) as WriteRow[];
-      for (const row of rows) {
-        const where = `writes row (thread_id "${threadId}", checkpoint_ns "${row.checkpoint_ns}", checkpoint_id "${row.checkpoint_id}", task_id "${row.task_id}", idx ${row.idx})`;
-        const value = await decodeOfficial(this.official, row.type, row.value, where);
-        const [type, bytes] = await encodeOurs(this.ours, value, where);
-        yield {
-          kind: "write",
-          ns: row.checkpoint_ns,
-          checkpointId: row.checkpoint_id,
-          taskId: row.task_id,
-          idx: Number(row.idx),
-          channel: row.channel,
-          type,
-          value: bytes,
-          taskPath: "",
-        };
-      }
+      for (const row of rows)
+        yield await toWriteRecord({ official: this.official, ours: this.ours }, "writes", threadId, row, row.value);
       if (rows.length < PAGE) return;
       last = rows[rows.length - 1];
     }

@@ -1,6 +1,6 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { CheckpointSaverError, InvalidInputError, SerializationError } from "../../errors.js";
-import type { CheckpointRecord } from "../records.js";
+import type { CheckpointRecord, WriteRecord } from "../records.js";
 import { convertVersions, type OfficialCheckpoint } from "../versions.js";
 
 /** The package that reads an official saver's data is needed but not installed. */
@@ -111,5 +111,39 @@ export async function toCheckpointRecord(
     checkpoint: bytes,
     channelVersions,
     metadata: metadata as Record<string, unknown>,
+  };
+}
+
+/** A pending-write row of either official saver, its value column under any name. */
+export interface OfficialWriteRow {
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  task_id: string;
+  idx: number | string;
+  channel: string;
+  type: string | null;
+}
+
+/** An official pending write as ours: its value read by the official serializer, written by ours. */
+export async function toWriteRecord(
+  serdes: { official: SerializerProtocol; ours: SerializerProtocol },
+  table: string,
+  threadId: string,
+  row: OfficialWriteRow,
+  data: Uint8Array | string | null,
+): Promise<WriteRecord> {
+  const where = `${table} row (thread_id "${threadId}", checkpoint_ns "${row.checkpoint_ns}", checkpoint_id "${row.checkpoint_id}", task_id "${row.task_id}", idx ${row.idx})`;
+  const value = await decodeOfficial(serdes.official, row.type, data, where);
+  const [type, bytes] = await encodeOurs(serdes.ours, value, where);
+  return {
+    kind: "write",
+    ns: row.checkpoint_ns,
+    checkpointId: row.checkpoint_id,
+    taskId: row.task_id,
+    idx: Number(row.idx),
+    channel: row.channel,
+    type,
+    value: bytes,
+    taskPath: "",
   };
 }
