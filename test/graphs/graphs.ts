@@ -396,6 +396,8 @@ export interface SaverHandle {
 /** Where the graph tests run: every driver, and MariaDB sharded by Spider (test/spider/). */
 export const GRAPH_TARGETS = [...TARGETS, "spider"] as const;
 export type GraphTarget = (typeof GRAPH_TARGETS)[number];
+/** The targets a second process or saver can reach by URL (the other drivers are made from a drizzle database). */
+export const URL_TARGETS = [...DIALECTS, "spider"] as const;
 
 /** A DrizzleSaver over a fresh database for the enclosing describe block, closed after it. */
 export function useFreshSaver(target: GraphTarget): SaverHandle {

@@ -6,15 +6,15 @@ import {
   buildChatGraph,
   buildTripGraph,
   CHAT_TURNS,
-  GRAPH_TARGETS,
   history,
   newThread,
   normalHistory,
   normalSnapshot,
+  URL_TARGETS,
   useFreshSaver,
 } from "./graphs.js";
 
-describe.each(GRAPH_TARGETS)("a second saver instance on %s", (dialect) => {
+describe.each(URL_TARGETS)("a second saver instance on %s", (dialect) => {
   const db = useFreshSaver(dialect);
   let second: DrizzleSaver;
   beforeAll(async () => {
