@@ -20,13 +20,22 @@ const KINDS: Record<JsonKind, string> = {
 };
 
 /**
+ * A JSON path argument, sent as bytes. As text it would carry the connection's
+ * collation, under which different keys can compare equal (utf8mb4_general_ci weighs
+ * every character outside the BMP the same): MariaDB's optimizer then took
+ * json_extract(m, '$."😀"') and json_extract(m, '$."😁"') for one expression and
+ * found `x + 0 = -1 and x + 0 = 2` unsatisfiable, so the filter matched nothing.
+ */
+const jsonPath = (path: string) => sql`convert(${Buffer.from(path, "utf8")} using utf8mb4)`;
+
+/**
  * A node is a JSON path into the metadata, built here and bound as a parameter.
  * Keys are written as JSON strings ($."a.b"), which MySQL and MariaDB both read
  * with escapes, so any key is just a key. Only SQL both servers accept: no ->>,
  * no CAST(... AS JSON), no JSON_EQUALS.
  */
 function jsonPathOps(document: SQL): JsonNodeOps<string> {
-  const at = (path: string) => sql`json_extract(${document}, ${path})`;
+  const at = (path: string) => sql`json_extract(${document}, ${jsonPath(path)})`;
   return {
     member: (parent, key, test) =>
       test(typeof key === "number" ? `${parent}[${key}]` : `${parent}.${JSON.stringify(key)}`),
@@ -35,7 +44,7 @@ function jsonPathOps(document: SQL): JsonNodeOps<string> {
     stringEquals: (path, value) => sql`cast(json_unquote(${at(path)}) as binary) = cast(${value} as binary)`,
     numberEquals: (path, value) => sql`${at(path)} + 0 = ${value}`,
     booleanEquals: (path, value) => sql`json_unquote(${at(path)}) = ${value ? "true" : "false"}`,
-    size: (path) => sql`json_length(${document}, ${path})`,
+    size: (path) => sql`json_length(${document}, ${jsonPath(path)})`,
   };
 }
 
@@ -189,7 +198,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       }
       return allOf(parts);
     },
-    jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${`$.${JSON.stringify(key)}`}))`,
+    jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${jsonPath(`$.${JSON.stringify(key)}`)}))`,
     // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
     // a recursive CTE cannot seek there and reads whole index partitions instead.
     threadActivity: (cursor, idleBefore, limit) => sql`

@@ -389,6 +389,23 @@ describe.each(DIALECTS)("list filters on %s", (dialect) => {
     );
   });
 
+  it("keys outside the BMP are told apart, also where the connection's collation weighs them alike", async () => {
+    // Found by the property test on MariaDB: two such paths read as one expression.
+    const both = { "\u{5CDE8}\u{85057}\u{AACB}": -1, "\u{59D39}\u{A8393}\u{38173}": 1.7976931348623157e308 };
+    await cases(
+      {
+        both: { source: both },
+        first: { source: { "\u{5CDE8}\u{85057}\u{AACB}": -1 } },
+        emoji: { "\u{1F600}": "a", "\u{1F601}": "b" },
+      },
+      [
+        [{ source: both }, ["both"]],
+        [{ "\u{1F600}": "a", "\u{1F601}": "b" }, ["emoji"]],
+        [{ "\u{1F600}": "b" }, []],
+      ],
+    );
+  });
+
   it("numbers written differently by another writer (3.0, 1e2, -0.0) compare by value", async () => {
     const db: TestDatabase = await openTestDatabase(dialect, url);
     try {
