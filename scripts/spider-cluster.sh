@@ -20,6 +20,8 @@ DIR=${SPIDER_DIR:-/tmp/lgcd-spider-$HEAD_PORT}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 log() { echo "[spider] $*" >&2; }
+# shellcheck source=scripts/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 ensure_packages() {
   local missing=()
@@ -28,11 +30,7 @@ ensure_packages() {
   [ -f "$plugins/ha_spider.so" ] || [ -f /usr/lib/mysql/plugin/ha_spider.so ] || missing+=(mariadb-plugin-spider)
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # policy-rc.d keeps the packages from starting system-wide servers we do not use.
-    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
   fi
 }
 

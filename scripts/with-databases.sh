@@ -12,6 +12,8 @@ PG_PORT=${PG_PORT:-55432}
 MYSQL_PORT=${MYSQL_PORT:-53306}
 
 log() { echo "[databases] $*" >&2; }
+# shellcheck source=scripts/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 pg_bin() {
   local d
@@ -25,11 +27,7 @@ ensure_packages() {
   command -v mariadbd >/dev/null || command -v mysqld >/dev/null || missing+=(mariadb-server)
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # policy-rc.d keeps the packages from starting system-wide servers we do not use.
-    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
   fi
 }
 

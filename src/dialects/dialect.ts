@@ -73,6 +73,15 @@ export interface Precondition {
   failure: () => Error;
 }
 
+export interface ForeignTablesAdvice {
+  /** A table only LangGraph's official saver for this database creates, with that saver's package. */
+  officialMarker?: { table: string; saver: string };
+  /** Where the migrations create our tables: "the current schema", "the database". */
+  location: string;
+  /** The way out besides recipe A's prefixed tables, ending the message. */
+  elsewhere: string;
+}
+
 export interface MigrationOptions {
   migrationsFolder: string;
   migrationsTable: string;
@@ -145,6 +154,13 @@ export interface Dialect {
   migrationsTable(options: MigrationOptions): Promise<SQL>;
   /** Whether the migrations table exists yet. */
   migrationsTableExists(options: MigrationOptions): Promise<boolean>;
+  /**
+   * A query giving, as `name`, which of `names` are tables where an unqualified CREATE
+   * TABLE of the migrations would put ours (on PostgreSQL, in `schema` when given).
+   */
+  tablesNamed(names: string[], schema?: string): SQL;
+  /** What setup() says when tables of our names belong to someone else; see existing-tables.ts. */
+  readonly foreignTables: ForeignTablesAdvice;
   /** DDL creating the migrations table if it does not exist. */
   createMigrationsTable(table: SQL): SQL;
   /**

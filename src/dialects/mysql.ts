@@ -228,6 +228,13 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       );
       return found.length > 0;
     },
+    tablesNamed: (names) =>
+      sql`select table_name as name from information_schema.tables
+          where table_schema = database() and table_name in (${sql.join(
+            names.map((name) => sql`${name}`),
+            sql`, `,
+          )})`,
+    foreignTables: { location: "the database", elsewhere: "or use another database." },
     createMigrationsTable: (table) =>
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     // The transaction pins one connection, which GET_LOCK needs.

@@ -187,6 +187,19 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
       const [exists] = await executor.all(sql`select to_regclass(${name}) is not null as found`);
       return Boolean(exists.found);
     },
+    tablesNamed: (names, schema) =>
+      sql`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = ${schema === undefined ? sql`current_schema()` : sql`${schema}`}
+            and c.relname in (${sql.join(
+              names.map((name) => sql`${name}`),
+              sql`, `,
+            )})`,
+    foreignTables: {
+      officialMarker: { table: "checkpoint_migrations", saver: "@langchain/langgraph-checkpoint-postgres" },
+      location: "the current schema",
+      elsewhere:
+        "or let setup() create them in a PostgreSQL schema of their own (a search_path leading to it, and migrationsSchema).",
+    },
     createMigrationsTable: (table) =>
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     async lockMigrations(tx: Runner, options) {

@@ -116,6 +116,16 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       );
       return found.length > 0;
     },
+    tablesNamed: (names) =>
+      sql`select name from sqlite_master where type = 'table' and name in (${sql.join(
+        names.map((name) => sql`${name}`),
+        sql`, `,
+      )})`,
+    foreignTables: {
+      officialMarker: { table: "writes", saver: "@langchain/langgraph-checkpoint-sqlite" },
+      location: "the database",
+      elsewhere: "or use another database.",
+    },
     createMigrationsTable: (table) =>
       sql`create table if not exists ${table} (id integer primary key autoincrement, hash text not null, created_at numeric)`,
     // The executor's transaction holds the database's write lock already.

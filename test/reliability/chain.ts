@@ -1,5 +1,5 @@
 import { type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
-import type { DrizzleSaver } from "../../src/index.js";
+import { DrizzleSaver } from "../../src/index.js";
 import { type ChannelValue, channelValue, checkpointOf, type Message, payload } from "./helpers.js";
 
 /**
@@ -178,4 +178,31 @@ export async function checkChain(saver: DrizzleSaver, spec: ChainSpec, events: M
     cutWrites: events.filter((m) => m.kind === "writes-intent" && !writesAcked.has(m.taskId as string)).length,
     checkpointsInThread: tuples.size,
   };
+}
+
+/** {@link checkChain} for every writer's chain, read by a fresh saver on `url`: the problems and the summed figures. */
+export async function checkChains(
+  url: string,
+  specs: ChainSpec[],
+  events: Message[][],
+): Promise<{
+  problems: string[];
+  figures: { acknowledged: number; cut: number; cutButLanded: number; cutWrites: number };
+}> {
+  const problems: string[] = [];
+  const figures = { acknowledged: 0, cut: 0, cutButLanded: 0, cutWrites: 0 };
+  const verifier = await DrizzleSaver.fromUrl(url);
+  try {
+    for (const [w, spec] of specs.entries()) {
+      const check = await checkChain(verifier, spec, events[w]);
+      problems.push(...check.problems);
+      figures.acknowledged += check.acknowledged;
+      figures.cut += check.cut;
+      figures.cutButLanded += check.cutButLanded;
+      figures.cutWrites += check.cutWrites;
+    }
+  } finally {
+    await verifier.close();
+  }
+  return { problems, figures };
 }

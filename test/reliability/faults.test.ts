@@ -3,7 +3,7 @@ import { type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver, MissingParentError, type UrlDriver } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
-import { type ChainSpec, ChainWriter, checkChain } from "./chain.js";
+import { type ChainSpec, ChainWriter, checkChain, checkChains } from "./chain.js";
 import {
   CONNECTION_ERROR,
   channelValue,
@@ -154,21 +154,7 @@ describe.each(DROPPED)("connections dropped during puts on %s", (target, dialect
         expect(unexpected).toEqual([]);
         expect(failures).toBeGreaterThan(0); // the faults did hit operations in flight
 
-        const problems: string[] = [];
-        const figures = { acknowledged: 0, cut: 0, cutButLanded: 0, cutWrites: 0 };
-        const verifier = await DrizzleSaver.fromUrl(url);
-        try {
-          for (const [w, spec] of specs.entries()) {
-            const check = await checkChain(verifier, spec, events[w]);
-            problems.push(...check.problems);
-            figures.acknowledged += check.acknowledged;
-            figures.cut += check.cut;
-            figures.cutButLanded += check.cutButLanded;
-            figures.cutWrites += check.cutWrites;
-          }
-        } finally {
-          await verifier.close();
-        }
+        const { problems, figures } = await checkChains(url, specs, events);
         expect(problems).toEqual([]);
 
         // The same saver, with no help: its pool replaces the dropped connections. The last kill may still

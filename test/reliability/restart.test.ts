@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
-import { type ChainSpec, ChainWriter, checkChain } from "./chain.js";
+import { type ChainSpec, ChainWriter, checkChains } from "./chain.js";
 import { CONNECTION_ERROR, describeError, type Message, report, SOAK, sleep, within } from "./helpers.js";
 import { PRIVATE_SERVERS } from "./servers.js";
 
@@ -74,21 +74,7 @@ describe.skipIf(!RESTART).each(["postgres", "mysql"] as const)(
 
         const unexpected = [...errors.keys()].filter((text) => !CONNECTION_ERROR.test(text) && !SERVER_DOWN.test(text));
         expect(unexpected).toEqual([]);
-        const problems: string[] = [];
-        const figures = { acknowledged: 0, cut: 0, cutButLanded: 0, cutWrites: 0 };
-        const verifier = await DrizzleSaver.fromUrl(server.url);
-        try {
-          for (const [w, spec] of specs.entries()) {
-            const check = await checkChain(verifier, spec, events[w]);
-            problems.push(...check.problems);
-            figures.acknowledged += check.acknowledged;
-            figures.cut += check.cut;
-            figures.cutButLanded += check.cutButLanded;
-            figures.cutWrites += check.cutWrites;
-          }
-        } finally {
-          await verifier.close();
-        }
+        const { problems, figures } = await checkChains(server.url, specs, events);
         expect(problems).toEqual([]);
         report("server restarted under writers", dialect, {
           writers: specs.length,
