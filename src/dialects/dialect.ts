@@ -48,10 +48,37 @@ export interface WriteColumns {
   taskPath: Column;
 }
 
+/** The per-thread table: one row per thread that has a checkpoint (see src/schema). */
+export interface ThreadColumns {
+  table: Table;
+  threadId: Column;
+  createdAt: Column;
+  updatedAt: Column;
+  checkpoints: Column;
+  latestCheckpointId: Column;
+  metadata: Column;
+  pinned: Column;
+}
+
 export interface StorageColumns {
   checkpoints: CheckpointColumns;
   blobs: BlobColumns;
   writes: WriteColumns;
+  threads: ThreadColumns;
+}
+
+/** What a put tells its thread's row; values or placeholders (`sql.placeholder`). */
+export interface ThreadPutValues {
+  threadId: unknown;
+  /** The put's namespace as `nsKey` columns hold it. */
+  nsKey: unknown;
+  checkpointId: unknown;
+  /** 1 for a checkpoint of the root namespace "", else 0. */
+  rootCount: unknown;
+  /** The checkpoint id when in the root namespace, else null. */
+  latestCheckpointId: unknown;
+  /** Its metadata's JSON text when in the root namespace, else null. */
+  metadata: unknown;
 }
 
 export interface InsertSpec {
@@ -114,6 +141,23 @@ export interface Dialect {
    * row: deletes that waited for a concurrent writer then also remove what it committed.
    */
   atomicallyUntilSettled(statements: Statement[]): Promise<void>;
+  /**
+   * The upsert of a put's thread row, to run before the put's checkpoint insert (so that
+   * it sees whether the checkpoint existed) in the same atomic unit. It takes the row's
+   * lock, serialising the put with a deleter or sweeper of that thread.
+   */
+  threadPut(values: ThreadPutValues): SQL;
+  /**
+   * The `created_at` a put's checkpoint gets: the time its thread row's upsert wrote
+   * (threadId a value or placeholder), so the row's `updated_at` is exactly its newest.
+   */
+  putTime(threadId: unknown): SQL;
+  /**
+   * Recomputes the thread's row from its checkpoints (removing it when none is left),
+   * in one transaction that first locks the row: it sees every put that committed before.
+   * Keeps `pinned`. For operations that removed or added checkpoints outside `put`.
+   */
+  refreshThread(threadId: string): Promise<void>;
   /** A multi-row insert that resolves conflicts on the given key. */
   insert(spec: InsertSpec): SQL;
   /** The value compared with the `nsKey` columns for a namespace. */

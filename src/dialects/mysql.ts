@@ -9,6 +9,13 @@ import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { applyResumably } from "./mysql-migrations.js";
+import {
+  deleteEmptyThread,
+  lockThreadRow,
+  mysqlThreadPut,
+  mysqlThreadRefresh,
+  type ThreadSqlParts,
+} from "./thread-sql.js";
 
 const KINDS: Record<JsonKind, string> = {
   string: "'STRING'",
@@ -85,11 +92,18 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
 }
 
 export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
-  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
   const columns = {
     checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.nsHash },
     blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.nsHash },
     writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.nsHash },
+    threads: { table: checkpointThreads, ...checkpointThreads },
+  };
+  const threadSql: ThreadSqlParts = {
+    now: sql`(timestampdiff(microsecond, '1970-01-01 00:00:00', utc_timestamp(3)) div 1000)`,
+    greatest: "greatest",
+    json: (value) => sql`${value}`,
+    rootNsKey: sha256(""),
   };
 
   const hashed: HashedColumns = new Map<Column, Column>([
@@ -179,6 +193,17 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         } while (changed > 0);
       });
     },
+    threadPut: (values) => mysqlThreadPut(columns.threads, columns.checkpoints, threadSql, values),
+    // UTC_TIMESTAMP changes between statements of a transaction: the checkpoint takes the row's time.
+    putTime: (threadId) =>
+      sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,
+    refreshThread: (threadId) =>
+      transaction(async (tx) => {
+        // Its lock waits for a put in progress; INSERT ... SELECT then reads the newest rows.
+        await tx.all(lockThreadRow(columns.threads, threadId));
+        await tx.run(mysqlThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
+        await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
+      }),
     insert: (spec) => insertSql(hashed, spec),
     nsKey: sha256,
     jsonParam: (json) => sql`${json}`,

@@ -5,6 +5,13 @@ import { type Bound, isBound, LruCache, type Statement } from "../saver/statemen
 import type { PgCheckpointTables } from "../schema/pg.js";
 import { onConflictInsert, retryOnDeadlock, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, MigrationOptions } from "./dialect.js";
+import {
+  deleteEmptyThread,
+  lockThreadRow,
+  onConflictThreadPut,
+  onConflictThreadRefresh,
+  type ThreadSqlParts,
+} from "./thread-sql.js";
 
 /** Statements combined into one; more run in a transaction. */
 const CTE_STATEMENTS = 8;
@@ -64,11 +71,19 @@ function combiner(): (kind: string, parts: Statement[], build: (parts: SQL[]) =>
 }
 
 export function pgDialect(executor: Executor, tables: PgCheckpointTables): Dialect {
-  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
   const columns = {
     checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.checkpointNs },
     blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.checkpointNs },
     writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.checkpointNs },
+    threads: { table: checkpointThreads, ...checkpointThreads },
+  };
+  // now() is the transaction's start: the thread row and the checkpoint get the same time.
+  const threadSql: ThreadSqlParts = {
+    now: sql`now()`,
+    greatest: "greatest",
+    json: (value) => sql`${value}::jsonb`,
+    rootNsKey: "",
   };
 
   const combine = combiner();
@@ -135,6 +150,17 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
             changed = 0;
             for (const statement of statements) changed += await tx.run(statement);
           } while (changed > 0);
+        }),
+      ),
+    threadPut: (values) => onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values),
+    putTime: () => threadSql.now,
+    refreshThread: (threadId) =>
+      retryOnDeadlock(isDeadlock, () =>
+        executor.transaction(async (tx) => {
+          // Read committed: each statement after the lock sees what committed before it.
+          await tx.all(lockThreadRow(columns.threads, threadId));
+          await tx.run(onConflictThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
+          await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
         }),
       ),
     insert: onConflictInsert,

@@ -4,6 +4,7 @@ import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
 import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { deleteEmptyThread, onConflictThreadPut, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
 
 const KINDS: Record<JsonKind, string> = {
   string: "'text'",
@@ -42,11 +43,18 @@ function jsonEachOps(): JsonNodeOps<JsonNode> {
 }
 
 export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables): Dialect {
-  const { checkpoints, checkpointBlobs, checkpointWrites } = tables;
+  const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
   const columns = {
     checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.checkpointNs },
     blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.checkpointNs },
     writes: { table: checkpointWrites, ...checkpointWrites, nsKey: checkpointWrites.checkpointNs },
+    threads: { table: checkpointThreads, ...checkpointThreads },
+  };
+  const threadSql: ThreadSqlParts = {
+    now: sql`cast(unixepoch('subsec') * 1000 as integer)`,
+    greatest: "max",
+    json: (value) => sql`${value}`,
+    rootNsKey: "",
   };
 
   return {
@@ -68,6 +76,16 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
           changed = 0;
           for (const write of writes) changed += await tx.run(write);
         } while (changed > 0);
+      }),
+    threadPut: (values) => onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values),
+    // 'now' changes between statements of a transaction: the checkpoint takes the row's time.
+    putTime: (threadId) =>
+      sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,
+    // The transaction holds the database's write lock: no put runs meanwhile.
+    refreshThread: (threadId) =>
+      executor.transaction(async (tx) => {
+        await tx.run(onConflictThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
+        await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
       }),
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,

@@ -46,8 +46,9 @@ export class ThreadLifecycle {
     // insert ... select keeps blobs and writes as bytes, never decoding them.
     await this.dialect.atomically(
       tables.map(({ table, threadId }) => {
+        // A copy is a new thread: not pinned, whatever the source is.
         const columns = Object.values(getTableColumns(table) as Record<string, Column>).filter(
-          (column) => !column.generated,
+          (column) => !column.generated && column !== this.dialect.columns.threads.pinned,
         );
         const names = sql.join(
           columns.map((column) => sql.identifier(column.name)),
@@ -138,9 +139,10 @@ export class ThreadLifecycle {
     return touched;
   }
 
+  /** Every table holding a thread's rows, the per-thread row included. */
   private tables(): { table: Table; threadId: Column }[] {
-    const { checkpoints, blobs, writes } = this.dialect.columns;
-    return [checkpoints, blobs, writes].map(({ table, threadId }) => ({ table, threadId }));
+    const { checkpoints, blobs, writes, threads } = this.dialect.columns;
+    return [threads, checkpoints, blobs, writes].map(({ table, threadId }) => ({ table, threadId }));
   }
 
   /** Threads after `cursor` in id order, with whether each is idle (see Dialect.threadActivity). */

@@ -29,7 +29,8 @@ const inList = (items: SQL[]) => sql.join(items, sql`, `);
  * blobs no remaining checkpoint references. A remaining checkpoint whose parent is
  * deleted is re-linked to its nearest remaining ancestor.
  *
- * Two atomic units, so that a put racing the removal is never left partial. The first
+ * Two atomic units, so that a put racing the removal is never left partial (and the
+ * thread's row recomputed between them, see Dialect.refreshThread). The first
  * deletes the checkpoints: a put whose parent is among them holds that parent's lock,
  * so it either commits first (and is kept: it is not among the chosen) or finds its
  * parent gone and writes nothing (MissingParentError). The second decides which blobs
@@ -67,6 +68,7 @@ export async function removeCheckpoints(
     }
   }
   await dialect.atomically([...relinks(before.filter((row) => !isGone(row.ns, row.checkpointId))), ...deletes]);
+  await dialect.refreshThread(threadId);
 
   // What remains now includes any put that committed while the checkpoints were deleted.
   const after = await readThread(dialect, threadId);

@@ -97,7 +97,7 @@ export class CheckpointWriter {
     }
 
     const { checkpoints: c, blobs: b } = this.dialect.columns;
-    const statements: Statement[] = [];
+    const statements: Statement[] = [this.threadRow(threadId, ns, checkpointId, metadataJson)];
     // Versions are unique per branch, so an existing row already holds this value.
     const blobChunks = blobRows.length > 0 ? rowChunks(blobRows, 6) : [];
     for (const [k, rows] of blobChunks.entries()) {
@@ -136,9 +136,20 @@ export class CheckpointWriter {
           c.checkpoint,
           c.channelVersions,
           c.metadata,
+          c.createdAt,
         ],
         rows: [
-          [thread, namespace, id, parent, type, data, this.dialect.jsonParam(versions), this.dialect.jsonParam(meta)],
+          [
+            thread,
+            namespace,
+            id,
+            parent,
+            type,
+            data,
+            this.dialect.jsonParam(versions),
+            this.dialect.jsonParam(meta),
+            this.dialect.putTime(thread),
+          ],
         ],
         conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
         update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.channelVersions, c.metadata],
@@ -233,6 +244,32 @@ export class CheckpointWriter {
       ? this.checkpointExists(threadId, ns, checkpointId, `putWrites: checkpoint "${checkpointId}"`)
       : undefined;
     await this.dialect.atomically(statements, precondition);
+  }
+
+  /**
+   * The upsert of the thread's row (see Dialect.threadPut), first in put's atomic unit:
+   * it sees whether the checkpoint existed, and takes the row's lock before any other.
+   */
+  private threadRow(threadId: string, ns: string, checkpointId: string, metadataJson: string): Statement {
+    const placeholder = (name: string) => sql.placeholder(`thread.${name}`);
+    const build = () =>
+      this.dialect.threadPut({
+        threadId: placeholder("id"),
+        nsKey: placeholder("ns"),
+        checkpointId: placeholder("checkpoint"),
+        rootCount: placeholder("root"),
+        latestCheckpointId: placeholder("latest"),
+        metadata: placeholder("metadata"),
+      });
+    const root = ns === "";
+    return this.templates.statement("put.thread", build, {
+      "thread.id": threadId,
+      "thread.ns": this.dialect.nsKey(ns),
+      "thread.checkpoint": checkpointId,
+      "thread.root": root ? 1 : 0,
+      "thread.latest": root ? checkpointId : null,
+      "thread.metadata": root ? metadataJson : null,
+    });
   }
 
   /** A precondition that the checkpoint exists, failing with a MissingParentError naming `what`. */

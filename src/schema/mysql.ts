@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   binary,
+  boolean,
   customType,
   double,
   index,
@@ -148,7 +149,38 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
     ],
   );
 
-  return { checkpoints, checkpointBlobs, checkpointWrites };
+  // One row per thread that has a checkpoint, kept current by every write and removal
+  // (see src/saver/thread-rows.ts): thread search and retention read it, not the checkpoints.
+  const checkpointThreads = mysqlTable(
+    `${prefix}checkpoint_threads`,
+    {
+      threadId: id("thread_id").primaryKey(),
+      // Epoch milliseconds like checkpoints.created_at: the first checkpoint, in any namespace,
+      createdAt: bigint("created_at", { mode: "number" }).notNull(),
+      // and the newest one, in any namespace (what retention calls idle).
+      updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+      // Checkpoints of the root namespace "".
+      checkpoints: int("checkpoints").notNull().default(0),
+      // The newest root checkpoint (greatest id) and its metadata; null with only subgraph checkpoints.
+      latestCheckpointId: id("latest_checkpoint_id"),
+      metadata: json("metadata"),
+      // No retention policy touches a pinned thread.
+      pinned: boolean("pinned").notNull().default(false),
+      // "This user's threads" is the common search: an indexed column as for checkpoints' source.
+      metaUserId: utf8Varchar("meta_user_id", { length: 255 }).generatedAlwaysAs(
+        sql`case when json_type(json_extract(metadata, '$.user_id')) = 'STRING' and char_length(json_unquote(json_extract(metadata, '$.user_id'))) <= 255 then json_unquote(json_extract(metadata, '$.user_id')) end`,
+        { mode: "virtual" },
+      ),
+    },
+    (t) => [
+      // Thread id breaks ties, so pages are stable.
+      index(`${prefix}checkpoint_threads_updated_at_idx`).on(t.updatedAt, t.threadId),
+      index(`${prefix}checkpoint_threads_created_at_idx`).on(t.createdAt, t.threadId),
+      index(`${prefix}checkpoint_threads_meta_user_id_idx`).on(t.metaUserId, t.updatedAt),
+    ],
+  );
+
+  return { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads };
 }
 
 export type MySqlCheckpointTables = ReturnType<typeof checkpointTables>;
@@ -157,3 +189,4 @@ const defaults = checkpointTables();
 export const checkpoints = defaults.checkpoints;
 export const checkpointBlobs = defaults.checkpointBlobs;
 export const checkpointWrites = defaults.checkpointWrites;
+export const checkpointThreads = defaults.checkpointThreads;

@@ -1,4 +1,15 @@
-import { customType, index, integer, jsonb, pgSchema, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => "bytea",
@@ -87,7 +98,35 @@ export function checkpointTables(options: PgTableOptions = {}) {
     ],
   );
 
-  return { checkpoints, checkpointBlobs, checkpointWrites };
+  // One row per thread that has a checkpoint, kept current by every write and removal
+  // (see src/saver/thread-rows.ts): thread search and retention read it, not the checkpoints.
+  const checkpointThreads = table(
+    `${prefix}checkpoint_threads`,
+    {
+      threadId: text("thread_id").primaryKey(),
+      // The thread's first checkpoint, in any namespace.
+      createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+      // The thread's newest checkpoint, in any namespace: what retention calls idle.
+      updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull(),
+      // Checkpoints of the root namespace "".
+      checkpoints: integer("checkpoints").notNull().default(0),
+      // The newest root checkpoint (greatest id) and its metadata; null with only subgraph checkpoints.
+      latestCheckpointId: text("latest_checkpoint_id"),
+      metadata: jsonb("metadata"),
+      // No retention policy touches a pinned thread.
+      pinned: boolean("pinned").notNull().default(false),
+    },
+    (t) => [
+      // Thread id breaks ties, so pages are stable.
+      index(`${prefix}checkpoint_threads_updated_at_idx`).on(t.updatedAt, t.threadId),
+      index(`${prefix}checkpoint_threads_created_at_idx`).on(t.createdAt, t.threadId),
+      index(`${prefix}checkpoint_threads_metadata_idx`)
+        .using("gin", t.metadata.op("jsonb_path_ops"))
+        .with({ fastupdate: false }),
+    ],
+  );
+
+  return { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads };
 }
 
 export type PgCheckpointTables = ReturnType<typeof checkpointTables>;
@@ -96,3 +135,4 @@ const defaults = checkpointTables();
 export const checkpoints = defaults.checkpoints;
 export const checkpointBlobs = defaults.checkpointBlobs;
 export const checkpointWrites = defaults.checkpointWrites;
+export const checkpointThreads = defaults.checkpointThreads;

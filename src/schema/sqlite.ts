@@ -91,7 +91,38 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
     ],
   );
 
-  return { checkpoints, checkpointBlobs, checkpointWrites };
+  // One row per thread that has a checkpoint, kept current by every write and removal
+  // (see src/saver/thread-rows.ts): thread search and retention read it, not the checkpoints.
+  const checkpointThreads = sqliteTable(
+    `${prefix}checkpoint_threads`,
+    {
+      threadId: text("thread_id").primaryKey(),
+      // Epoch milliseconds like checkpoints.created_at: the first checkpoint, in any namespace,
+      createdAt: integer("created_at").notNull(),
+      // and the newest one, in any namespace (what retention calls idle).
+      updatedAt: integer("updated_at").notNull(),
+      // Checkpoints of the root namespace "".
+      checkpoints: integer("checkpoints").notNull().default(0),
+      // The newest root checkpoint (greatest id) and its metadata; null with only subgraph checkpoints.
+      latestCheckpointId: text("latest_checkpoint_id"),
+      metadata: text("metadata", { mode: "json" }),
+      // No retention policy touches a pinned thread.
+      pinned: integer("pinned", { mode: "boolean" }).notNull().default(false),
+      // "This user's threads" is the common search: an indexed column as for checkpoints' source.
+      metaUserId: text("meta_user_id").generatedAlwaysAs(
+        sql`case when json_type(metadata, '$.user_id') = 'text' then json_extract(metadata, '$.user_id') end`,
+        { mode: "virtual" },
+      ),
+    },
+    (t) => [
+      // Thread id breaks ties, so pages are stable.
+      index(`${prefix}checkpoint_threads_updated_at_idx`).on(t.updatedAt, t.threadId),
+      index(`${prefix}checkpoint_threads_created_at_idx`).on(t.createdAt, t.threadId),
+      index(`${prefix}checkpoint_threads_meta_user_id_idx`).on(t.metaUserId, t.updatedAt),
+    ],
+  );
+
+  return { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads };
 }
 
 export type SQLiteCheckpointTables = ReturnType<typeof checkpointTables>;
@@ -100,3 +131,4 @@ const defaults = checkpointTables();
 export const checkpoints = defaults.checkpoints;
 export const checkpointBlobs = defaults.checkpointBlobs;
 export const checkpointWrites = defaults.checkpointWrites;
+export const checkpointThreads = defaults.checkpointThreads;

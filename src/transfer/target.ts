@@ -37,6 +37,7 @@ export class ThreadWriter {
 
   constructor(private readonly dialect: Dialect) {}
 
+  /** Staged rows go to these; the per-thread row is recomputed once a thread is in place. */
   private tables(): { table: Table; threadId: Column }[] {
     const { checkpoints, blobs, writes } = this.dialect.columns;
     return [checkpoints, blobs, writes];
@@ -72,6 +73,7 @@ export class ThreadWriter {
     );
     if (!(await this.exists(threadId))) {
       await this.dialect.atomically(rename);
+      await this.dialect.refreshThread(threadId);
       return "imported";
     }
     if ((await this.digest(this.staging)) === (await this.digest(threadId))) {
@@ -85,6 +87,7 @@ export class ThreadWriter {
       );
     }
     await this.dialect.atomically([...this.deleteThread(threadId), ...rename]);
+    await this.dialect.refreshThread(threadId);
     return "replaced";
   }
 

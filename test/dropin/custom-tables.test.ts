@@ -60,7 +60,13 @@ async function installFixture(name: string): Promise<ScratchApp> {
 }
 
 const TABLES = ["lg_checkpoints", "lg_checkpoint_blobs", "lg_checkpoint_writes"];
-const SAVER_TABLE_NAMES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "langgraph_checkpoint_migrations"];
+const SAVER_TABLE_NAMES = [
+  "checkpoints",
+  "checkpoint_blobs",
+  "checkpoint_writes",
+  "checkpoint_threads",
+  "langgraph_checkpoint_migrations",
+];
 
 /** Every table of the database, schema-qualified on PostgreSQL. */
 function allTablesQuery(dialect: DialectName): SQL {
@@ -76,12 +82,12 @@ function allTablesQuery(dialect: DialectName): SQL {
 function indexesQuery(dialect: DialectName, schema = "public"): SQL {
   if (dialect === "postgres")
     return sql`select indexname as name, indexdef as def from pg_indexes
-               where schemaname = ${schema} and tablename in ('lg_checkpoints', 'lg_checkpoint_blobs', 'lg_checkpoint_writes')`;
+               where schemaname = ${schema} and tablename in ('lg_checkpoints', 'lg_checkpoint_blobs', 'lg_checkpoint_writes', 'lg_checkpoint_threads')`;
   if (dialect === "mysql")
     return sql`select distinct index_name as name from information_schema.statistics
-               where table_schema = database() and table_name in ('lg_checkpoints', 'lg_checkpoint_blobs', 'lg_checkpoint_writes')`;
+               where table_schema = database() and table_name in ('lg_checkpoints', 'lg_checkpoint_blobs', 'lg_checkpoint_writes', 'lg_checkpoint_threads')`;
   return sql`select name, sql as def from sqlite_master
-             where type = 'index' and tbl_name in ('lg_checkpoints', 'lg_checkpoint_blobs', 'lg_checkpoint_writes')`;
+             where type = 'index' and tbl_name in ('lg_checkpoints', 'lg_checkpoint_blobs', 'lg_checkpoint_writes', 'lg_checkpoint_threads')`;
 }
 
 /** Names of the indexes (not primary keys) the table factory declares. */
@@ -201,7 +207,7 @@ describe.each(FIXTURES)("fixture application $name", (fixture) => {
     try {
       const tables = names(await app.rows(allTablesQuery(dialect)));
       const where = dialect === "postgres" ? `${fixture.schema ?? "public"}.` : "";
-      for (const table of TABLES) expect(tables).toContain(`${where}${table}`);
+      for (const table of [...TABLES, "lg_checkpoint_threads"]) expect(tables).toContain(`${where}${table}`);
       expect(tables).toContain(dialect === "postgres" ? "public.users" : "users");
 
       const indexes = names(await app.rows(indexesQuery(dialect, fixture.schema)));

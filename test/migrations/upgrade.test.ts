@@ -1,7 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { type CheckpointMetadata, uuid6 } from "@langchain/langgraph-checkpoint";
 import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -12,22 +10,12 @@ import { resolve } from "../../src/drivers/registry.js";
 import { DrizzleSaver } from "../../src/index.js";
 import { migrate } from "../../src/saver/migrate.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
+import { copyMySqlRows, copyPgRows, releasedUpTo, seedMySqlDatabase } from "./earlier-rows.js";
 
 /**
  * Released migrations are never edited; each later one is tested from the state the
  * previous release left, with data in it.
  */
-
-/** The shipped migrations of a dialect cut after the first `count`, as an earlier release shipped them. */
-function releasedUpTo(dialect: string, count: number): string {
-  const folder = mkdtempSync(join(tmpdir(), "migrations-"));
-  cpSync(`migrations/${dialect}`, folder, { recursive: true });
-  const journalPath = join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8"));
-  journal.entries = journal.entries.slice(0, count);
-  writeFileSync(journalPath, JSON.stringify(journal));
-  return folder;
-}
 
 describe("PostgreSQL upgrade from 0000_init", () => {
   it("0001 rebuilds the metadata index without a pending list and keeps every checkpoint", async () => {
@@ -38,11 +26,12 @@ describe("PostgreSQL upgrade from 0000_init", () => {
       // The state 0000_init left, with data written by the saver of that time.
       const options = { migrationsFolder: folder, migrationsTable: "langgraph_checkpoint_migrations" };
       expect(await migrate(resolve(drizzle(client), undefined).dialect, options)).toHaveLength(1);
-      const saver = new DrizzleSaver(drizzle(client));
+      const writer = new DrizzleSaver(drizzle(client), { schema: "seed" });
+      await writer.setup();
       let config = { configurable: { thread_id: "kept", checkpoint_ns: "" } };
       for (let step = 0; step < 20; step++) {
         const versions = { count: `${step + 1}` };
-        config = (await saver.put(
+        config = (await writer.put(
           config,
           {
             v: 4,
@@ -56,11 +45,18 @@ describe("PostgreSQL upgrade from 0000_init", () => {
           versions,
         )) as never;
       }
+      await copyPgRows(client, "seed");
+      await client.unsafe("drop schema seed cascade");
+      const saver = new DrizzleSaver(drizzle(client));
       expect((await saver.migrationStatus()).pending.map((m) => m.tag)).toEqual([
         "0001_metadata_index_without_pending_list",
+        "0002_thread_table",
       ]);
 
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0001_metadata_index_without_pending_list"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([
+        "0001_metadata_index_without_pending_list",
+        "0002_thread_table",
+      ]);
 
       expect((await saver.migrationStatus()).pending).toEqual([]);
       const indexes = await client<{ relname: string; reloptions: string[] | null }[]>`
@@ -95,9 +91,11 @@ describe("MySQL upgrade from 0000_init", () => {
     try {
       const options = { migrationsFolder: folder, migrationsTable: "langgraph_checkpoint_migrations" };
       expect(await migrate(resolve(drizzleMysql(pool), undefined).dialect, options)).toHaveLength(1);
-      const saver = new DrizzleSaver(drizzleMysql(pool));
+      const seed = await seedMySqlDatabase(base);
+      const writer = new DrizzleSaver(drizzleMysql(seed.pool));
+      await writer.setup();
       const put = async (ns: string, id: string) =>
-        saver.put(
+        writer.put(
           { configurable: { thread_id: "kept", checkpoint_ns: ns } },
           { v: 4, id, ts: "", channel_values: { café: ns }, channel_versions: { café: "1" }, versions_seen: {} },
           { source: "loop", step: 0, parents: {} } as CheckpointMetadata,
@@ -105,7 +103,10 @@ describe("MySQL upgrade from 0000_init", () => {
         );
       const spaced = await put("sub ", "c1");
       await put("sub", "c1");
-      await saver.putWrites(spaced, [["branch:to:café", "go"]], "task", "~café");
+      await writer.putWrites(spaced, [["branch:to:café", "go"]], "task", "~café");
+      await copyMySqlRows(pool, seed.name, true);
+      await seed.pool.end();
+      const saver = new DrizzleSaver(drizzleMysql(pool));
       // A known instant, written in a session 5 hours ahead of UTC.
       const connection = await pool.getConnection();
       await connection.query("set time_zone = '+05:00'");
@@ -114,7 +115,10 @@ describe("MySQL upgrade from 0000_init", () => {
       ]);
       connection.release();
 
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0001_text_charsets_and_epoch_times"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([
+        "0001_text_charsets_and_epoch_times",
+        "0002_thread_table",
+      ]);
 
       const tuple = await saver.getTuple(spaced);
       expect(tuple?.checkpoint.channel_values).toEqual({ café: "sub " });
