@@ -15,11 +15,15 @@ export {
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
 export { FILTER_LIMITS } from "./saver/metadata.js";
 export {
+  type CountThreadsOptions,
   DrizzleSaver,
   type DrizzleSaverOptions,
   type FromUrlOptions,
+  type SearchThreadsOptions,
+  type ThreadInfo,
   type ThreadSummary,
 } from "./saver/saver.js";
+export type { SortOrder, ThreadSortKey } from "./saver/thread-search.js";
 export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
 export type { SpiderOptions } from "./spider/migrations.js";

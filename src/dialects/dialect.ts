@@ -67,6 +67,9 @@ export interface StorageColumns {
   threads: ThreadColumns;
 }
 
+/** The tables with a metadata column that filters apply to. */
+export type MetadataTable = "checkpoints" | "threads";
+
 /** What a put tells its thread's row; values or placeholders (`sql.placeholder`). */
 export interface ThreadPutValues {
   threadId: unknown;
@@ -165,10 +168,11 @@ export interface Dialect {
   /** A JSON text parameter (or its placeholder) typed for the JSON columns. */
   jsonParam(json: unknown): SQL;
   /**
-   * A predicate on the checkpoints table that is true when the metadata has every
-   * key with a JSON-equal value (entries are in stored form, see metadata.ts).
+   * A predicate on the checkpoints table (or the per-thread table, whose metadata is
+   * that of the thread's newest root checkpoint) that is true when the metadata has
+   * every key with a JSON-equal value (entries are in stored form, see metadata.ts).
    */
-  metadataMatches(entries: [string, JsonValue][]): SQL;
+  metadataMatches(entries: [string, JsonValue][], table?: MetadataTable): SQL;
   /** The text of a top-level field of a JSON document (numbers as their JSON text). */
   jsonField(document: SQL, key: string): SQL;
   /**

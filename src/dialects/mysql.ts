@@ -207,7 +207,19 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     insert: (spec) => insertSql(hashed, spec),
     nsKey: sha256,
     jsonParam: (json) => sql`${json}`,
-    metadataMatches(entries) {
+    metadataMatches(entries, table = "checkpoints") {
+      if (table === "threads") {
+        const ops = jsonPathOps(sql`${checkpointThreads.metadata}`);
+        return allOf(
+          entries.flatMap(([key, value]) => [
+            // The generated, indexed column narrows the scan; the path test is exact.
+            ...(key === "user_id" && typeof value === "string" && [...value].length <= 255
+              ? [sql`${checkpointThreads.metaUserId} = ${value}`]
+              : []),
+            ops.member("$", key, (path) => jsonEquals(ops, path, value)),
+          ]),
+        );
+      }
       const ops = jsonPathOps(sql`${checkpoints.metadata}`);
       const parts: SQL[] = [];
       for (const [key, value] of entries) {

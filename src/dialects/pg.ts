@@ -166,13 +166,13 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
     jsonParam: (json) => sql`${json}::jsonb`,
-    metadataMatches(entries) {
+    metadataMatches(entries, table = "checkpoints") {
       // Containment lets the GIN index find candidates; equality of the metadata's
       // filter keys with the filter makes the match exact (containment alone matches
       // sub-arrays and sub-objects). One predicate with one parameter whatever the
       // number of keys: a predicate per key made planning cost seconds per thousand keys.
       const filter = sql`${JSON.stringify(Object.fromEntries(entries))}::jsonb`;
-      const metadata = checkpoints.metadata;
+      const metadata = table === "threads" ? checkpointThreads.metadata : checkpoints.metadata;
       return sql`(${metadata} @> ${filter} and (
         select jsonb_object_agg(e.key, e.value)
         from jsonb_each(case when jsonb_typeof(${metadata}) = 'object' then ${metadata} else '{}'::jsonb end) as e

@@ -90,8 +90,20 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
     jsonParam: (json) => sql`${json}`,
-    metadataMatches(entries) {
+    metadataMatches(entries, table = "checkpoints") {
       const ops = jsonEachOps();
+      if (table === "threads") {
+        const root = { value: sql`${checkpointThreads.metadata}` };
+        return allOf(
+          entries.flatMap(([key, value]) => [
+            // The generated, indexed column narrows the scan; the json_each test is exact.
+            ...(key === "user_id" && typeof value === "string"
+              ? [sql`${checkpointThreads.metaUserId} = ${value}`]
+              : []),
+            ops.member(root, key, (child) => jsonEquals(ops, child, value)),
+          ]),
+        );
+      }
       const root = { value: sql`${checkpoints.metadata}` };
       const parts: SQL[] = [];
       for (const [key, value] of entries) {

@@ -22,12 +22,19 @@ import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
 import { CheckpointReader } from "./read.js";
 import { Templates } from "./statements.js";
+import {
+  type CountThreadsOptions,
+  countThreads,
+  type SearchThreadsOptions,
+  searchThreads,
+  type ThreadInfo,
+} from "./thread-search.js";
 import { listThreads, type ThreadSummary } from "./threads.js";
 import { configurableOf, optionalNamespace, requireId } from "./values.js";
 import { nextChannelVersion } from "./versions.js";
 import { CheckpointWriter } from "./write.js";
 
-export type { ThreadSummary };
+export type { CountThreadsOptions, SearchThreadsOptions, ThreadInfo, ThreadSummary };
 
 export interface DrizzleSaverOptions {
   /** Serializer for checkpoints, channel values and writes; MessagePack by default. */
@@ -150,6 +157,20 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   listThreads(options: { filter?: Record<string, unknown>; limit?: number } = {}): AsyncGenerator<ThreadSummary> {
     return listThreads(this.dialect, options);
+  }
+
+  /**
+   * Threads whose newest checkpoint in the root namespace has metadata matching
+   * `filter` (exactly as `list` matches), a page of them sorted by `sortBy`
+   * ("updatedAt" by default, newest first). Reads the per-thread table and its indexes.
+   */
+  searchThreads(options?: SearchThreadsOptions): Promise<ThreadInfo[]> {
+    return searchThreads(this.dialect, options);
+  }
+
+  /** How many threads `searchThreads` with this filter finds, all pages together. */
+  countThreads(options?: CountThreadsOptions): Promise<number> {
+    return countThreads(this.dialect, options);
   }
 
   /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
