@@ -251,7 +251,7 @@ export async function openTestDatabase(dialect: DialectName, url: string): Promi
         }
       },
       async analyze() {
-        await query("analyze table checkpoints, checkpoint_blobs, checkpoint_writes");
+        await query("analyze table checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_threads");
       },
       query,
       async close() {
@@ -295,7 +295,13 @@ export async function openTestDatabase(dialect: DialectName, url: string): Promi
       sqlite.exec("analyze");
     },
     async query(text: string, params: readonly unknown[] = []) {
-      return sqlite.prepare(text).all(...params) as Row[];
+      const statement = sqlite.prepare(text);
+      // Statements without rows (a bulk INSERT ... SELECT) run and return none.
+      if (!statement.reader) {
+        statement.run(...params);
+        return [];
+      }
+      return statement.all(...params) as Row[];
     },
     async close() {
       sqlite.close();

@@ -135,7 +135,7 @@ describe.each(DIALECTS)("searchThreads and countThreads on %s", (dialect) => {
       got.map((t) => t.threadId),
       label,
     ).toEqual(want.map((t) => t.threadId));
-    got.forEach((thread, i) => expectThread(thread, want[i], label));
+    for (const [i, thread] of got.entries()) expectThread(thread, want[i], label);
     expect(await saver.countThreads({ filter: query.filter as never }), `count ${label}`).toBe(
       model.matching(query.filter).length,
     );
