@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import type { SortOrder, ThreadSortKey } from "../index.js";
 import { history, show, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
@@ -18,6 +19,15 @@ import {
 } from "./options.js";
 import type { Output } from "./output.js";
 import { escapeTerminal } from "./terminal-text.js";
+
+interface ThreadsCommandOptions {
+  filter?: Filter;
+  sort?: ThreadSortKey;
+  order?: SortOrder;
+  limit?: number;
+  offset?: number;
+  count?: boolean;
+}
 
 interface DatabaseOptions extends LayoutOptions {
   url?: string;
@@ -145,10 +155,33 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       await status(url, { ...options, layout }, out);
     });
 
-  tableCommand("threads", "threads with their checkpoint count and newest checkpoint, in id order")
-    .addOption(filterOption())
+  tableCommand(
+    "threads",
+    "threads with their root checkpoint count, newest root checkpoint and times (searchThreads), in id order by default",
+  )
+    .addOption(
+      new Option(
+        "--filter <key=value...>",
+        "metadata filter on each thread's newest root checkpoint, repeatable; the value is JSON when it parses",
+      ).argParser<Filter | undefined>(parseFilter),
+    )
+    .addOption(
+      new Option("--sort <key>", "sort by threadId (default), updatedAt or createdAt").choices([
+        "threadId",
+        "updatedAt",
+        "createdAt",
+      ]),
+    )
+    .addOption(
+      new Option("--order <order>", "asc or desc; by default asc for threadId, desc (newest first) for times").choices([
+        "asc",
+        "desc",
+      ]),
+    )
     .option("--limit <n>", "at most n threads", parseCount)
-    .action(async (options: DatabaseOptions & { filter?: Filter; limit?: number }) => {
+    .option("--offset <n>", "skip the first n threads", parseCount)
+    .option("--count", "print only how many threads match the filter")
+    .action(async (options: DatabaseOptions & ThreadsCommandOptions) => {
       const { url, layout } = target(options);
       await threads(url, { ...options, layout }, out);
     });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
 import { type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
 import { cli, cliHead, ensureBuilt, expectOneLineError, journalTags, jsonLines, rawQuery } from "./helpers.js";
-import { type Seeded, seedGraphThreads, seedMetadataThread, seedNamespaces } from "./seed.js";
+import { type Seeded, seededMetadata, seedGraphThreads, seedMetadataThread, seedNamespaces } from "./seed.js";
 
 interface HistoryLine {
   threadId: string;
@@ -20,8 +20,10 @@ interface HistoryLine {
 interface ThreadLine {
   threadId: string;
   checkpoints: number;
-  latestCheckpointId: string;
-  latestCreatedAt: string;
+  latestCheckpointId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  metadata: Record<string, unknown> | null;
 }
 
 interface ShowDocument {
@@ -181,7 +183,7 @@ export function describeCli(dialect: DialectName): void {
         expect(checkpoints?.bytes).toBeGreaterThan(0);
       });
 
-      it("threads lists every thread in id order with counts", async () => {
+      it("threads lists every thread in id order with root checkpoint counts", async () => {
         const json = await cli(["threads", "--url", url, "--json"]);
         expect(json.code, json.stderr).toBe(0);
         const threads = jsonLines<ThreadLine>(json.stdout);
@@ -189,39 +191,76 @@ export function describeCli(dialect: DialectName): void {
           [seeded.finished, 5],
           [seeded.interrupted, 3],
           ["meta", 6],
-          ["nested", 3],
+          ["nested", 1], // root-0; its subgraph's two checkpoints are not counted
         ]);
         expect(threads[2].latestCheckpointId).toBe("cp-0005");
-        for (const thread of threads)
-          expect(new Date(thread.latestCreatedAt).toISOString()).toBe(thread.latestCreatedAt);
+        expect(threads[2].metadata).toEqual(seededMetadata(5));
+        expect(threads[3].latestCheckpointId).toBe("root-0");
+        for (const thread of threads) {
+          expect(new Date(thread.createdAt).toISOString()).toBe(thread.createdAt);
+          expect(new Date(thread.updatedAt).toISOString()).toBe(thread.updatedAt);
+          expect(thread.updatedAt >= thread.createdAt).toBe(true);
+        }
 
         const human = await cli(["threads", "--url", url]);
         expect(human.code, human.stderr).toBe(0);
         const lines = human.stdout.trimEnd().split("\n");
-        expect(lines[0]).toMatch(/^THREAD\s+CHECKPOINTS\s+LATEST CHECKPOINT\s+LATEST AT$/);
+        expect(lines[0]).toMatch(/^THREAD\s+CHECKPOINTS\s+LATEST CHECKPOINT\s+UPDATED AT\s+CREATED AT$/);
         expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 3))).toEqual(
           threads.map((t) => [t.threadId, String(t.checkpoints), t.latestCheckpointId]),
         );
       });
 
-      it("threads --limit and --filter", async () => {
+      it("threads --limit and --filter (on each thread's newest root checkpoint)", async () => {
         const limited = await cli(["threads", "--url", url, "--json", "--limit", "1"]);
         expect(jsonLines<ThreadLine>(limited.stdout).map((t) => t.threadId)).toEqual([seeded.finished]);
 
+        // cp-0005, meta's newest checkpoint, has user u7; older ones have u42.
         const byUser = await cli(["threads", "--url", url, "--json", "--filter", "user=u7"]);
-        expect(jsonLines<ThreadLine>(byUser.stdout).map((t) => [t.threadId, t.checkpoints])).toEqual([["meta", 1]]);
+        expect(jsonLines<ThreadLine>(byUser.stdout).map((t) => [t.threadId, t.checkpoints])).toEqual([["meta", 6]]);
+        const older = await cli(["threads", "--url", url, "--json", "--filter", "user=u42"]);
+        expect(jsonLines<ThreadLine>(older.stdout)).toEqual([]);
 
-        // -1 is JSON: the number, which LangGraph gives the input checkpoint.
+        // -1 is JSON: the number, which LangGraph gives the input checkpoint: only nested's newest root one.
         const inputs = await cli(["threads", "--url", url, "--json", "--filter", "step=-1"]);
-        expect(jsonLines<ThreadLine>(inputs.stdout).map((t) => [t.threadId, t.checkpoints])).toEqual([
-          [seeded.finished, 1],
-          [seeded.interrupted, 1],
-          ["nested", 2], // root-0 and sub-0
-        ]);
+        expect(jsonLines<ThreadLine>(inputs.stdout).map((t) => [t.threadId, t.checkpoints])).toEqual([["nested", 1]]);
 
         const none = await cli(["threads", "--url", url, "--filter", "user=nobody"]);
         expect(none.code, none.stderr).toBe(0);
-        expect(none.stdout).toContain("no thread has a checkpoint matching the filter");
+        expect(none.stdout).toContain("no thread's newest checkpoint matches the filter");
+      });
+
+      it("threads --sort, --order, --offset and --count", async () => {
+        const list = async (...args: string[]) => {
+          const result = await cli(["threads", "--url", url, "--json", ...args]);
+          expect(result.code, result.stderr).toBe(0);
+          return jsonLines<ThreadLine>(result.stdout);
+        };
+        // Written in this order: the graph threads, then meta, then nested.
+        const newest = await list("--sort", "updatedAt");
+        expect(newest.map((t) => t.threadId).slice(0, 2)).toEqual(["nested", "meta"]);
+        for (const [i, thread] of newest.slice(1).entries()) expect(thread.updatedAt <= newest[i].updatedAt).toBe(true);
+        const oldest = await list("--sort", "updatedAt", "--order", "asc");
+        expect(oldest.map((t) => t.threadId)).toEqual(newest.map((t) => t.threadId).reverse());
+        const created = await list("--sort", "createdAt", "--limit", "2");
+        expect(created.map((t) => t.threadId)).toEqual(["nested", "meta"]);
+        const byIdDesc = await list("--order", "desc", "--offset", "1", "--limit", "2");
+        expect(byIdDesc.map((t) => t.threadId)).toEqual(["meta", seeded.interrupted]);
+        expect(await list("--offset", "4")).toEqual([]);
+
+        const count = await cli(["threads", "--url", url, "--count"]);
+        expect(count.code, count.stderr).toBe(0);
+        expect(count.stdout).toBe("4\n");
+        const counted = await cli(["threads", "--url", url, "--count", "--json", "--filter", "user=u7"]);
+        expect(jsonLines(counted.stdout)).toEqual([{ count: 1 }]);
+
+        expectOneLineError(
+          await cli(["threads", "--url", url, "--count", "--limit", "1"]),
+          2,
+          /--count takes --filter only/,
+        );
+        expectOneLineError(await cli(["threads", "--url", url, "--sort", "newest"]), 2, /--sort/);
+        expectOneLineError(await cli(["threads", "--url", url, "--offset", "-1"]), 2, /--offset/);
       });
 
       it("history of a graph run: newest first, parents, sources, steps, times, changed channels", async () => {

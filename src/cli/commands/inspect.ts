@@ -1,7 +1,7 @@
 import type { ChannelVersions, CheckpointTuple } from "@langchain/langgraph-checkpoint";
-import type { DrizzleSaver } from "../../index.js";
+import type { DrizzleSaver, SortOrder, ThreadInfo, ThreadSortKey } from "../../index.js";
 import { withSaver } from "../database.js";
-import { CliError } from "../errors.js";
+import { CliError, UsageError } from "../errors.js";
 import type { Layout } from "../layout.js";
 import type { Filter } from "../options.js";
 import { cell, formatValue, type Output, plural, printTable, StreamingTable, toPlain } from "../output.js";
@@ -9,34 +9,75 @@ import { cell, formatValue, type Output, plural, printTable, StreamingTable, toP
 export interface ThreadsOptions {
   layout?: Layout;
   filter?: Filter;
+  sort?: ThreadSortKey;
+  order?: SortOrder;
   limit?: number;
+  offset?: number;
+  count?: boolean;
   json?: boolean;
 }
 
+/** Threads read per searchThreads call while listing. */
+const THREADS_PAGE = 500;
+
 export async function threads(url: string, options: ThreadsOptions, out: Output): Promise<void> {
+  if (options.count && [options.sort, options.order, options.limit, options.offset].some((o) => o !== undefined)) {
+    throw new UsageError("--count takes --filter only (not --sort, --order, --limit or --offset)");
+  }
   await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout }, async (saver) => {
+    if (options.count) {
+      const count = await saver.countThreads({ filter: options.filter });
+      if (options.json) await out.json({ count });
+      else await out.line(String(count));
+      return;
+    }
     const table = new StreamingTable(out, [
       { header: "THREAD" },
       { header: "CHECKPOINTS", align: "right" },
       { header: "LATEST CHECKPOINT" },
-      { header: "LATEST AT" },
+      { header: "UPDATED AT" },
+      { header: "CREATED AT" },
     ]);
-    for await (const thread of saver.listThreads({ filter: options.filter, limit: options.limit })) {
+    for await (const thread of searchAll(saver, options)) {
       if (options.json) {
-        await out.json({ ...thread, latestCreatedAt: thread.latestCreatedAt.toISOString() });
+        await out.json({
+          ...thread,
+          createdAt: thread.createdAt.toISOString(),
+          updatedAt: thread.updatedAt.toISOString(),
+        });
       } else {
         await table.row([
           cell(thread.threadId),
           String(thread.checkpoints),
-          cell(thread.latestCheckpointId),
-          thread.latestCreatedAt.toISOString(),
+          thread.latestCheckpointId === null ? "-" : cell(thread.latestCheckpointId),
+          thread.updatedAt.toISOString(),
+          thread.createdAt.toISOString(),
         ]);
       }
     }
     if (!options.json && (await table.end()) === 0) {
-      await out.line(options.filter ? "no thread has a checkpoint matching the filter" : "no threads");
+      await out.line(options.filter ? "no thread's newest checkpoint matches the filter" : "no threads");
     }
   });
+}
+
+/**
+ * The threads the options select, page after page. In id order by default, as the
+ * command always listed them; a time sort is newest first unless --order says otherwise.
+ */
+async function* searchAll(saver: DrizzleSaver, options: ThreadsOptions): AsyncGenerator<ThreadInfo> {
+  const sortBy = options.sort ?? "threadId";
+  const order = options.order ?? (sortBy === "threadId" ? "asc" : "desc");
+  let offset = options.offset ?? 0;
+  let remaining = options.limit ?? Number.POSITIVE_INFINITY;
+  while (remaining > 0) {
+    const limit = Math.min(remaining, THREADS_PAGE);
+    const page = await saver.searchThreads({ filter: options.filter, sortBy, order, limit, offset });
+    yield* page;
+    if (page.length < limit) return;
+    offset += page.length;
+    remaining -= page.length;
+  }
 }
 
 /** Fails with "unknown thread" (or "no checkpoints in namespace") when the thread has no checkpoint in `ns`. */
