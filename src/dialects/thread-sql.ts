@@ -82,7 +82,8 @@ function recomputed(c: CheckpointColumns, parts: ThreadSqlParts, threadId: strin
     sql`(select ${column} from ${c.table} where ${c.threadId} = ${threadId} and ${c.nsKey} = ${parts.rootNsKey}
       order by ${c.checkpointId} desc limit 1)`;
   const rootCount = sql`count(case when ${c.nsKey} = ${parts.rootNsKey} then 1 end)`;
-  return sql`select ${c.threadId}, min(${c.createdAt}), max(${c.createdAt}), ${rootCount},
+  // The id as a value, not the column: a sharded database (Citus) routes the insert by it.
+  return sql`select ${threadId}, min(${c.createdAt}), max(${c.createdAt}), ${rootCount},
       ${newestRoot(sql`${c.checkpointId}`)}, ${newestRoot(sql`${c.metadata}`)}
     from ${c.table} where ${c.threadId} = ${threadId} group by ${c.threadId}`;
 }

@@ -12,7 +12,7 @@ import { writeThread } from "../spider/support.js";
  * captured with drizzle's logger: the three tables distributed by thread_id, a
  * per-thread operation routed to one shard, joins only on the thread key.
  */
-const TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
+const TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_threads"];
 const TABLE = `"(${TABLES.join("|")})"`;
 
 interface Captured {
@@ -85,6 +85,8 @@ it("keeps thread_id in every unique key: primary keys and unique indexes, in the
   for (const table of Object.values(checkpointTables())) {
     const config = getTableConfig(table);
     const keys = [
+      // A single-column primary key is declared on its column (checkpoint_threads).
+      ...config.columns.filter((column) => column.primary).map((column) => [column.name]),
       ...config.primaryKeys.map((key) => key.columns.map((column) => column.name)),
       ...config.uniqueConstraints.map((key) => key.columns.map((column) => column.name)),
       ...config.indexes.filter((index) => index.config.unique).map((index) => index.config.columns.map(String)),
