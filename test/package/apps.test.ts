@@ -31,7 +31,7 @@ interface Report {
   runs: { migrations: string[]; log: string[] }[];
 }
 
-const TABLE_KEYS = ["checkpoints", "checkpointBlobs", "checkpointWrites"];
+const TABLE_KEYS = ["checkpoints", "checkpointBlobs", "checkpointWrites", "checkpointThreads"];
 
 describe.each([
   { type: "module" as const, file: "app.mjs", build: "dist/index.js", server: "mysql" as const, first: "0000_init" },

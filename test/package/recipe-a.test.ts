@@ -18,7 +18,7 @@ const FILES = {
   "db/schema-mysql.ts": readFileSync(join(FIXTURES, "schema-mysql.ts"), "utf8"),
   "db/schema-sqlite.ts": readFileSync(join(FIXTURES, "schema-sqlite.ts"), "utf8"),
 };
-const SAVER_TABLES = ["lg_checkpoint_blobs", "lg_checkpoint_writes", "lg_checkpoints"];
+const SAVER_TABLES = ["lg_checkpoint_blobs", "lg_checkpoint_threads", "lg_checkpoint_writes", "lg_checkpoints"];
 
 // Packing (a build) takes a while on a busy machine: once, before any test's own timeout runs.
 beforeAll(() => packedTarball(), 300_000);
