@@ -174,7 +174,10 @@ describe.each(DIALECTS)("searchThreads and countThreads on %s", (dialect) => {
       }),
       { numRuns: NUM_RUNS, interruptAfterTimeLimit: 150_000, markInterruptAsFailure: true },
     );
-    // Every thread the runs left, whatever the filter, newest first (the default).
+    // Whatever the runs left: a filter that surely matches (a thread written for it), and every thread.
+    await apply({ kind: "put", thread: 0, subgraph: false, metadata: { user_id: "u1", step: 1 } }, ["last"]);
+    expect(model.matching({ user_id: "u1" }).length).toBeGreaterThan(0);
+    await expectSearch({ filter: { user_id: "u1" }, limit: 1000 });
     await expectSearch({ limit: 1000 });
   }, 240_000);
 
