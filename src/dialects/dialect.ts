@@ -32,6 +32,8 @@ export interface BlobColumns {
   version: Column;
   type: Column;
   blob: Column;
+  /** JSON {seq, bases} of an incremental value, null for a whole one (src/saver/deltas.ts). */
+  deltaChain: Column;
 }
 
 export interface WriteColumns {
@@ -177,7 +179,7 @@ export interface Dialect {
   jsonField(document: SQL, key: string): SQL;
   /**
    * Optional: a FROM clause giving, as `page_blobs` (thread_id, checkpoint_ns, channel,
-   * version, type, blob), the blob rows that the `channel_versions` of the rows of a
+   * version, type, blob, delta_chain), the blob rows that the `channel_versions` of the rows of a
    * CTE named `page` (thread_id, ns_key, channel_versions) refer to. With it a page of
    * checkpoints loads in one query; without it, in two (the second by explicit keys).
    */

@@ -184,7 +184,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     pageBlobs: (b) =>
       sql`page cross join lateral (
         select ${b.threadId} as thread_id, ${b.checkpointNs} as checkpoint_ns, ${b.channel} as channel,
-               ${b.version} as version, ${b.type} as type, ${b.blob} as blob
+               ${b.version} as version, ${b.type} as type, ${b.blob} as blob, ${b.deltaChain} as delta_chain
         from ${b.table}
         where ${b.threadId} = page.thread_id and ${b.nsKey} = page.ns_key
           and (${b.channel}, ${b.version}) in (select v.key, v.value from jsonb_each_text(page.channel_versions) as v)

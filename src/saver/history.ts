@@ -7,6 +7,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../dialects/dialect.js";
+import { blobKey, ValueAssembler } from "./delta-read.js";
 import { as, asBytes } from "./values.js";
 
 /** Ancestors walked by one query; below MariaDB's and MySQL's default recursion limit of 1000. */
@@ -17,7 +18,11 @@ export class DeltaChannelWalk {
   constructor(
     private readonly dialect: Dialect,
     private readonly serde: SerializerProtocol,
-  ) {}
+  ) {
+    this.assembler = new ValueAssembler(dialect, serde);
+  }
+
+  private readonly assembler: ValueAssembler;
 
   /**
    * LangGraph's delta-channel walk in one query: a recursive CTE follows the parent
@@ -53,7 +58,7 @@ export class DeltaChannelWalk {
         if (row.kind === "link") deepest = row;
         else if (row.kind === "seed") {
           seedDepth.set(row.channel as string, depth);
-          result[row.channel as string].seed = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
+          result[row.channel as string].seed = await this.seedValue(threadId, ns, row);
         } else found.push({ row, depth });
       }
       // A walk stops after WALK_DEPTH steps (MariaDB's default recursion limit is 1000):
@@ -79,6 +84,17 @@ export class DeltaChannelWalk {
       result[row.channel as string].writes.push(write);
     }
     return result;
+  }
+
+  /** A seed row's value; an incremental one is reassembled from the versions it extends. */
+  private async seedValue(threadId: string, ns: string, row: Row): Promise<unknown> {
+    if (row.delta_chain === null || row.delta_chain === undefined)
+      return this.serde.loadsTyped(row.type as string, asBytes(row.blob));
+    const blob: Row = { ...row, thread_id: threadId, checkpoint_ns: ns, data: row.blob };
+    const blobs = new Map([[blobKey(threadId, ns, row.channel, row.version), blob]]);
+    await this.assembler.addBases(blobs);
+    const place = { key: { threadId, ns, checkpointId: "" }, channel: row.channel as string };
+    return (await this.assembler.decode(blob, blobs, place)).value;
   }
 
   /**
@@ -121,13 +137,16 @@ export class DeltaChannelWalk {
       )
       select 'write' as ${sql.identifier("kind")}, chain.depth as ${sql.identifier("depth")}, ${as(w.channel, "channel")},
              ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, ${as(w.type, "type")},
-             ${as(w.blob, "blob")}, null as ${sql.identifier("parent_checkpoint_id")}
+             ${as(w.blob, "blob")}, null as ${sql.identifier("parent_checkpoint_id")},
+             null as ${sql.identifier("version")}, null as ${sql.identifier("delta_chain")}
       from chain join ${w.table} on ${w.threadId} = ${threadId} and ${w.nsKey} = ${nsKey}
         and ${w.checkpointId} = chain.checkpoint_id
       where chain.depth >= ${first} and ${w.channel} in (${channelList})
       union all
-      select 'seed', seeds.depth, seeds.channel, null, null, null, seeds.type, seeds.blob, null from (
+      select 'seed', seeds.depth, seeds.channel, null, null, null, seeds.type, seeds.blob, null, seeds.version,
+             seeds.delta_chain from (
         select chain.depth as depth, ${as(b.channel, "channel")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
+               ${as(b.version, "version")}, ${as(b.deltaChain, "delta_chain")},
                row_number() over (partition by ${b.channel} order by chain.depth) as nearest
         from chain
         join ${c.table} on ${c.threadId} = ${threadId} and ${c.nsKey} = ${nsKey} and ${c.checkpointId} = chain.checkpoint_id
@@ -135,7 +154,7 @@ export class DeltaChannelWalk {
         where chain.depth >= ${first} and ${b.type} <> 'empty'
       ) seeds where seeds.nearest = 1
       union all
-      select 'link', chain.depth, null, null, null, null, null, null, chain.parent_checkpoint_id
+      select 'link', chain.depth, null, null, null, null, null, null, chain.parent_checkpoint_id, null, null
       from chain where chain.depth = (select max(depth) from chain)`);
   }
 }

@@ -21,17 +21,17 @@ export async function queryPageAtOnce(
            page.checkpoint_type as ${sql.identifier("type")}, page.checkpoint as ${sql.identifier("data")},
            page.metadata as ${sql.identifier("metadata")}, null as ${sql.identifier("channel")},
            null as ${sql.identifier("version")}, null as ${sql.identifier("task_id")}, null as ${sql.identifier("idx")},
-           null as ${sql.identifier("task_path")}
+           null as ${sql.identifier("task_path")}, null as ${sql.identifier("delta_chain")}
     from page
     union all
     -- Writes before blobs: PostgreSQL types a union's columns pair by pair, left to right.
     select 'write', null, ${w.threadId}, ${w.checkpointNs}, ${w.checkpointId}, null, ${w.type}, ${w.blob}, null,
-           ${w.channel}, null, ${w.taskId}, ${w.idx}, ${w.taskPath}
+           ${w.channel}, null, ${w.taskId}, ${w.idx}, ${w.taskPath}, null
     from page join ${w.table} on ${w.threadId} = page.thread_id and ${w.nsKey} = page.ns_key
       and ${w.checkpointId} = page.checkpoint_id
     union all
     select 'blob', null, page_blobs.thread_id, page_blobs.checkpoint_ns, null, null, page_blobs.type,
-           page_blobs.blob, null, page_blobs.channel, page_blobs.version, null, null, null
+           page_blobs.blob, null, page_blobs.channel, page_blobs.version, null, null, null, page_blobs.delta_chain
     from ${dialect.pageBlobs?.(b)}`;
   return dialect.query(templates.statement(key && `${key}.atOnce`, build, values));
 }
@@ -146,13 +146,14 @@ async function relatedRows(dialect: Dialect, templates: Templates, list: Group[]
       blobKeys.length === 0
         ? sql``
         : sql` union all
-    select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version}, null, null, null
+    select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version}, null, null, null,
+           ${b.deltaChain}
     from ${b.table} where ${sql.join(blobKeys, sql` or `)}`;
     return sql`
     select 'write' as ${sql.identifier("kind")}, ${as(w.threadId, "thread_id")}, ${as(w.checkpointNs, "checkpoint_ns")},
            ${as(w.checkpointId, "checkpoint_id")}, ${as(w.type, "type")}, ${as(w.blob, "data")},
            ${as(w.channel, "channel")}, null as ${sql.identifier("version")}, ${as(w.taskId, "task_id")},
-           ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}
+           ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, null as ${sql.identifier("delta_chain")}
     from ${w.table} where ${writeKeys.length === 0 ? sql`1 = 0` : sql.join(writeKeys, sql` or `)}${blobBranch}`;
   };
   return dialect.query(templates.statement(`related.${shape}`, build, values));

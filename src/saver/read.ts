@@ -14,10 +14,12 @@ import {
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
+import { blobKey, type ReadValue, ValueAssembler } from "./delta-read.js";
+import type { DeltaCache } from "./deltas.js";
 import { parseMetadata, storedFilterEntries } from "./metadata.js";
 import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
 import type { Templates, Values } from "./statements.js";
-import { decodeStored } from "./stored-values.js";
+import { decodeStored, type StoredValuePlace } from "./stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
 import { nextChannelVersion, readCheckpointVersions } from "./versions.js";
 
@@ -38,7 +40,12 @@ export class CheckpointReader {
     private readonly dialect: Dialect,
     private readonly serde: SerializerProtocol,
     private readonly templates: Templates,
-  ) {}
+    private readonly deltas: DeltaCache,
+  ) {
+    this.assembler = new ValueAssembler(dialect, serde);
+  }
+
+  private readonly assembler: ValueAssembler;
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
@@ -59,7 +66,10 @@ export class CheckpointReader {
       if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${sql.placeholder("page.id")}`);
       return sql.join(conditions, sql` and `);
     };
-    const { tuples } = await this.loadPage({ where, values, key }, 1);
+    // What getTuple returns is what the next put most likely extends (deltas.ts).
+    const { tuples } = await this.loadPage({ where, values, key }, 1, (place, version, read) =>
+      this.deltas.remember(place.key, place.channel as string, version, read.value, read.lineage),
+    );
     return tuples[0];
   }
 
@@ -127,6 +137,7 @@ export class CheckpointReader {
   private async loadPage(
     { where, values, key }: PageCondition,
     limit: number,
+    onValue?: (place: StoredValuePlace, version: string, read: ReadValue) => void,
   ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
     const c = this.dialect.columns.checkpoints;
     const page = (): SQL => sql`
@@ -150,7 +161,7 @@ export class CheckpointReader {
     const writes = new Map<string, Row[]>();
     for (const row of rows) {
       if (row.kind === "blob") {
-        blobs.set(JSON.stringify([row.thread_id, row.checkpoint_ns, row.channel, row.version]), row);
+        blobs.set(blobKey(row.thread_id, row.checkpoint_ns, row.channel, row.version), row);
       } else if (row.kind === "write") {
         const key = keyOf(rowKey(row));
         const list = writes.get(key);
@@ -159,15 +170,18 @@ export class CheckpointReader {
       }
     }
 
+    await this.assembler.addBases(blobs);
     const tuples = await Promise.all(
       checkpointRows.map(async (row): Promise<CheckpointTuple> => {
         const key = rowKey(row);
         const stored = (await decodeStored(this.serde, row.type, row.data, { key })) as Checkpoint;
         const channelValues: Record<string, unknown> = {};
         for (const [channel, version] of Object.entries(stored.channel_versions ?? {})) {
-          const blob = blobs.get(JSON.stringify([key.threadId, key.ns, channel, String(version)]));
+          const blob = blobs.get(blobKey(key.threadId, key.ns, channel, version));
           if (!blob || blob.type === "empty") continue;
-          channelValues[channel] = await decodeStored(this.serde, blob.type, blob.data, { key, channel });
+          const read = await this.assembler.decode(blob, blobs, { key, channel });
+          channelValues[channel] = read.value;
+          onValue?.({ key, channel }, String(version), read);
         }
         const checkpoint = readCheckpointVersions({ ...stored, channel_values: channelValues });
         const parentId = (row.parent_checkpoint_id as string | null) ?? null;

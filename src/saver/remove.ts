@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect } from "../dialects/dialect.js";
+import { parseStoredChain } from "./deltas.js";
 import { fromStoredJson } from "./metadata.js";
 import { as, parseJsonColumn } from "./values.js";
 
@@ -74,7 +75,8 @@ export async function removeCheckpoints(
   const after = await readThread(dialect, threadId);
   const known = new Set(before.map((row) => JSON.stringify([row.ns, row.checkpointId])));
   const newcomers = after.filter((row) => !known.has(JSON.stringify([row.ns, row.checkpointId])));
-  const cleanup = [...relinks(newcomers), ...orphanBlobDeletes(dialect, threadId, removed, after)];
+  const chains = await readDeltaChains(dialect, threadId);
+  const cleanup = [...relinks(newcomers), ...orphanBlobDeletes(dialect, threadId, removed, after, chains)];
   if (cleanup.length > 0) await dialect.atomically(cleanup);
 }
 
@@ -102,12 +104,32 @@ function relink(dialect: Dialect, threadId: string, row: StoredCheckpoint, paren
     where ${c.threadId} = ${threadId} and ${c.nsKey} = ${dialect.nsKey(row.ns)} and ${c.checkpointId} = ${row.checkpointId}`;
 }
 
-/** Deletes of the blobs the removed checkpoints referenced that no remaining checkpoint references. */
+/** The thread's incremental values, by (namespace, channel, version), with the versions each extends. */
+async function readDeltaChains(dialect: Dialect, threadId: string): Promise<Map<string, string[]>> {
+  const b = dialect.columns.blobs;
+  const rows = await dialect.query(sql`
+    select ${as(b.checkpointNs, "ns")}, ${as(b.channel, "channel")}, ${as(b.version, "version")},
+           ${as(b.deltaChain, "delta_chain")}
+    from ${b.table} where ${b.threadId} = ${threadId} and ${b.deltaChain} is not null`);
+  const chains = new Map<string, string[]>();
+  for (const row of rows) {
+    const chain = parseStoredChain(row.delta_chain);
+    if (chain) chains.set(JSON.stringify([row.ns, row.channel, String(row.version)]), chain.bases);
+  }
+  return chains;
+}
+
+/**
+ * Deletes of the blobs the removed checkpoints referenced that no remaining checkpoint
+ * references and no remaining incremental value extends. A put that lands after the
+ * chains were read extends a value its parent names (deltas.ts), which is kept.
+ */
 function orphanBlobDeletes(
   dialect: Dialect,
   threadId: string,
   removed: StoredCheckpoint[],
   remaining: StoredCheckpoint[],
+  chains: Map<string, string[]>,
 ): SQL[] {
   const b = dialect.columns.blobs;
   const references = (rows: StoredCheckpoint[]) =>
@@ -117,9 +139,14 @@ function orphanBlobDeletes(
       ),
     );
   const kept = references(remaining);
-  const orphans = [...references(removed)]
-    .filter((key) => !kept.has(key))
-    .map((key) => JSON.parse(key) as [string, string, string]);
+  const candidates = new Set([...references(removed)].filter((key) => !kept.has(key)));
+  // A chain lists every version its value needs, so one pass over the survivors suffices.
+  for (const [key, bases] of chains) {
+    if (candidates.has(key)) continue;
+    const [ns, channel] = JSON.parse(key) as [string, string, string];
+    for (const version of bases) candidates.delete(JSON.stringify([ns, channel, version]));
+  }
+  const orphans = [...candidates].map((key) => JSON.parse(key) as [string, string, string]);
   const statements: SQL[] = [];
   for (const ns of new Set(orphans.map(([namespace]) => namespace))) {
     const pairs = orphans.filter(([namespace]) => namespace === ns);

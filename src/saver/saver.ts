@@ -17,6 +17,7 @@ import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { SpiderMigrations, type SpiderOptions } from "../spider/migrations.js";
+import { DeltaCache } from "./deltas.js";
 import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
@@ -60,7 +61,17 @@ export interface DrizzleSaverOptions {
    * migrates every node and builds the head's Spider tables (README, "Sharding").
    */
   spider?: SpiderOptions;
+  /**
+   * Channel values this saver remembers (per thread, namespace and channel) to store an
+   * array that extends one of them as its appended elements only; 0 stores every
+   * value whole. Default 1000. The elements are compared by identity: they must not
+   * be changed in place once stored, as LangGraph's reducers never do.
+   */
+  incrementalValues?: number;
 }
+
+/** See {@link DrizzleSaverOptions.incrementalValues}. */
+const DEFAULT_INCREMENTAL_VALUES = 1000;
 
 export interface FromUrlOptions extends DrizzleSaverOptions {
   /** The driver to open the URL with; by default the first installed one that serves its scheme. */
@@ -86,8 +97,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const { dialect, migrations } = resolve(db, options.tables, options.schema);
     this.dialect = dialect;
     const templates = new Templates();
-    this.reader = new CheckpointReader(dialect, this.serde, templates);
-    this.writer = new CheckpointWriter(dialect, this.serde, templates);
+    const deltas = new DeltaCache(options.incrementalValues ?? DEFAULT_INCREMENTAL_VALUES);
+    this.reader = new CheckpointReader(dialect, this.serde, templates, deltas);
+    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas);
     this.lifecycle = new ThreadLifecycle(dialect);
     this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
     const folder = findMigrationsFolder(migrations);

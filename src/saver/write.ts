@@ -10,9 +10,12 @@ import {
 import { type Column, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { InvalidInputError, MissingParentError } from "../errors.js";
+import { WHOLE } from "./delta-read.js";
+import { DELTA_TYPE_PREFIX, type DeltaCache } from "./deltas.js";
 import { serializeMetadata } from "./metadata.js";
 import { placeholderRows, rowChunks, rowValues, type Statement, type Templates } from "./statements.js";
 import {
+  type CheckpointKey,
   configOf,
   configurableOf,
   isRecord,
@@ -50,6 +53,7 @@ export class CheckpointWriter {
     private readonly dialect: Dialect,
     private readonly serde: SerializerProtocol,
     private readonly templates: Templates,
+    private readonly deltas: DeltaCache,
   ) {}
 
   async put(
@@ -57,6 +61,7 @@ export class CheckpointWriter {
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
+    useDeltas = this.deltas.enabled,
   ): Promise<RunnableConfig> {
     const configurable = configurableOf(config, "put");
     const threadId = requireId(configurable.thread_id, "thread_id");
@@ -81,33 +86,25 @@ export class CheckpointWriter {
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
     const metadataJson = serializeMetadata(metadata);
     const versionsJson = JSON.stringify(withoutValues.channel_versions);
-    const blobRows: unknown[][] = [];
-    for (const [channel, version] of Object.entries(newVersions)) {
-      requireId(channel, "channel name");
-      if (typeof version !== "string" && typeof version !== "number") {
-        throw new InvalidInputError(`put: the version of channel "${channel}" must be a string or a number`);
-      }
-      const stored = String(storedVersion(version));
-      requireKeyWithinLimit([threadId, ns, channel, stored], `put: the key of channel "${channel}"`);
-      const hasValue = Object.hasOwn(values, channel);
-      const [type, bytes] = hasValue
-        ? await this.serde.dumpsTyped((values as Record<string, unknown>)[channel])
-        : ["empty", null];
-      blobRows.push([threadId, ns, channel, stored, type, bytes && toBuffer(bytes)]);
-    }
-
+    const { rows: blobRows, remember } = await this.blobRows(
+      { threadId, ns, checkpointId },
+      parentId,
+      values,
+      newVersions,
+      useDeltas,
+    );
     const { checkpoints: c, blobs: b } = this.dialect.columns;
     const statements: Statement[] = [this.threadRow(threadId, ns, checkpointId, metadataJson)];
     // Versions are unique per branch, so an existing row already holds this value.
-    const blobChunks = blobRows.length > 0 ? rowChunks(blobRows, 6) : [];
+    const blobChunks = blobRows.length > 0 ? rowChunks(blobRows, 7) : [];
     for (const [k, rows] of blobChunks.entries()) {
       // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
       const prefix = k === 0 ? "blob" : `blob${k}_`;
       const build = () =>
         this.dialect.insert({
           table: b.table,
-          columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob],
-          rows: placeholderRows(prefix, rows.length, 6),
+          columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain],
+          rows: placeholderRows(prefix, rows.length, 7),
           conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
           update: [],
         });
@@ -163,13 +160,69 @@ export class CheckpointWriter {
     const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some(
       (channel) => !Object.hasOwn(newVersions, channel),
     );
+    // A delta's base is named by the parent: locking the parent keeps it (see remove.ts).
+    const usesDeltas = blobRows.some((row) => row[6] !== null);
     const precondition =
-      parentId !== null && reliesOnStoredValues
+      parentId !== null && (reliesOnStoredValues || usesDeltas)
         ? this.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`)
         : undefined;
-    await this.dialect.atomically(statements, precondition);
+    try {
+      await this.dialect.atomically(statements, precondition);
+    } catch (error) {
+      // Without its parent a delta has no base: store the values whole, as a cold process would.
+      if (error instanceof MissingParentError && usesDeltas && !reliesOnStoredValues) {
+        return this.put(config, checkpoint, metadata, newVersions, false);
+      }
+      throw error;
+    }
     this.stored.add(JSON.stringify([threadId, ns, checkpointId]));
+    remember();
+    for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
+      if (!Object.hasOwn(newVersions, channel))
+        this.deltas.carry(threadId, ns, channel, String(storedVersion(version)), checkpointId);
+    }
     return configOf({ threadId, ns, checkpointId });
+  }
+
+  /**
+   * The checkpoint_blobs rows of a put, serialised, and what to remember of them once
+   * stored. An array extending a value this process knows becomes a delta (deltas.ts).
+   */
+  private async blobRows(
+    key: CheckpointKey,
+    parentId: string | null,
+    values: Record<string, unknown>,
+    newVersions: ChannelVersions,
+    useDeltas: boolean,
+  ): Promise<{ rows: unknown[][]; remember: () => void }> {
+    const { threadId, ns } = key;
+    const rows: unknown[][] = [];
+    const remembered: (() => void)[] = [];
+    for (const [channel, version] of Object.entries(newVersions)) {
+      requireId(channel, "channel name");
+      if (typeof version !== "string" && typeof version !== "number") {
+        throw new InvalidInputError(`put: the version of channel "${channel}" must be a string or a number`);
+      }
+      const stored = String(storedVersion(version));
+      requireKeyWithinLimit([threadId, ns, channel, stored], `put: the key of channel "${channel}"`);
+      if (!Object.hasOwn(values, channel)) {
+        rows.push([threadId, ns, channel, stored, "empty", null, null]);
+        remembered.push(() => this.deltas.remember(key, channel, stored, undefined, WHOLE));
+        continue;
+      }
+      const value = values[channel];
+      const plan = useDeltas ? this.deltas.plan(threadId, ns, channel, parentId, value) : undefined;
+      if (plan) {
+        const [type, bytes] = await this.serde.dumpsTyped(plan.appended);
+        const chain = JSON.stringify(plan.chain);
+        rows.push([threadId, ns, channel, stored, `${DELTA_TYPE_PREFIX}${type}`, toBuffer(bytes), chain]);
+      } else {
+        const [type, bytes] = await this.serde.dumpsTyped(value);
+        rows.push([threadId, ns, channel, stored, type, toBuffer(bytes), null]);
+      }
+      remembered.push(() => this.deltas.remember(key, channel, stored, value, plan?.lineage ?? WHOLE));
+    }
+    return { rows, remember: () => remembered.forEach((remember) => remember()) };
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {

@@ -120,6 +120,8 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       version: version("version").notNull(),
       type: utf8Varchar("type", { length: 64 }).notNull(),
       blob: longblob("blob"),
+      // Set on an incremental value (src/saver/deltas.ts): JSON {seq, bases}, the versions it extends.
+      deltaChain: bytesText("delta_chain"),
     },
     (t) => [
       primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.nsHash, t.channel, t.version] }),

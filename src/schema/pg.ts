@@ -71,6 +71,8 @@ export function checkpointTables(options: PgTableOptions = {}) {
       version: text("version").notNull(),
       type: text("type").notNull(),
       blob: bytea("blob"),
+      // Set on an incremental value (src/saver/deltas.ts): JSON {seq, bases}, the versions it extends.
+      deltaChain: text("delta_chain"),
     },
     (t) => [
       primaryKey({ name: `${prefix}checkpoint_blobs_pk`, columns: [t.threadId, t.checkpointNs, t.channel, t.version] }),

@@ -1,4 +1,5 @@
 import { InvalidInputError } from "../errors.js";
+import { parseStoredChain } from "../saver/deltas.js";
 import type { RecordCounts, TransferRecord } from "./records.js";
 
 /**
@@ -78,6 +79,7 @@ export function recordLine(record: TransferRecord): string {
         version: record.version,
         type: record.type,
         value: base64(record.value),
+        ...(record.deltaChain === undefined ? {} : { delta_chain: record.deltaChain }),
       });
     case "write":
       return JSON.stringify({
@@ -109,6 +111,10 @@ class Fields {
     const value = this.object[name];
     if (typeof value !== "string") this.fail(`"${name}" must be a string`);
     return value;
+  }
+
+  has(name: string): boolean {
+    return Object.hasOwn(this.object, name);
   }
 
   nullableString(name: string): string | null {
@@ -192,6 +198,17 @@ export function parseLine(text: string, line: number): FileLine {
   }
 }
 
+/** A blob's delta_chain, checked as the saver reads it, so a bad file is refused before anything is written. */
+function parseDeltaChain(f: Fields): string {
+  const text = f.string("delta_chain");
+  try {
+    parseStoredChain(text);
+  } catch (error) {
+    f.fail(`"delta_chain" is not a valid chain: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return text;
+}
+
 function parseRecord(kind: TransferRecord["kind"], f: Fields): TransferRecord {
   if (kind === "checkpoint") {
     return {
@@ -214,6 +231,7 @@ function parseRecord(kind: TransferRecord["kind"], f: Fields): TransferRecord {
       version: f.string("version"),
       type: f.string("type"),
       value: f.nullableBytes("value"),
+      ...(f.has("delta_chain") ? { deltaChain: parseDeltaChain(f) } : {}),
     };
   }
   return {

@@ -26,6 +26,8 @@ export interface BlobRecord {
   /** "empty" (with a null value) for a channel that has a version but no value. */
   type: string;
   value: Uint8Array | null;
+  /** An incremental value's delta_chain (src/saver/deltas.ts): the thread's export holds the versions it names. */
+  deltaChain?: string;
 }
 
 export interface WriteRecord {

@@ -141,8 +141,16 @@ export class ThreadWriter {
     const b = this.dialect.columns.blobs;
     return this.dialect.insert({
       table: b.table,
-      columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob],
-      rows: records.map((r) => [this.staging, r.ns, r.channel, r.version, r.type, r.value && toBuffer(r.value)]),
+      columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain],
+      rows: records.map((r) => [
+        this.staging,
+        r.ns,
+        r.channel,
+        r.version,
+        r.type,
+        r.value && toBuffer(r.value),
+        r.deltaChain ?? null,
+      ]),
       conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
       update: [],
     });

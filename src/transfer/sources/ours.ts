@@ -27,6 +27,12 @@ function after(columns: Column[], values: unknown[]): SQL {
   )})`;
 }
 
+/** An incremental value's chain, exported as stored so the thread's rows stay consistent. */
+const deltaChainOf = (column: unknown): { deltaChain?: string } =>
+  column === null || column === undefined
+    ? {}
+    : { deltaChain: typeof column === "string" ? column : Buffer.from(asBytes(column)).toString("utf8") };
+
 const nullableBytes = (value: unknown) => (value === null || value === undefined ? null : asBytes(value));
 
 /**
@@ -160,6 +166,7 @@ export class OurSource implements TransferSource {
         as(b.version, "version"),
         as(b.type, "type"),
         as(b.blob, "blob"),
+        as(b.deltaChain, "delta_chain"),
       ],
       sql`, `,
     );
@@ -176,6 +183,7 @@ export class OurSource implements TransferSource {
         version: row.version as string,
         type: row.type as string,
         value: nullableBytes(row.blob),
+        ...deltaChainOf(row.delta_chain),
       };
     }
   }

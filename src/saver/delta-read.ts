@@ -1,0 +1,121 @@
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { type SQL, sql } from "drizzle-orm";
+import type { Dialect, Row } from "../dialects/dialect.js";
+import { SerializationError } from "../errors.js";
+import { baseSeqs, DELTA_TYPE_PREFIX, type LineageLink, parseStoredChain, type ValueLineage } from "./deltas.js";
+import { chunks } from "./remove.js";
+import { decodeStored, type StoredValuePlace } from "./stored-values.js";
+import { as } from "./values.js";
+
+/** A stored value read back, with its place in its lineage (deltas.ts). */
+export interface ReadValue {
+  value: unknown;
+  lineage: ValueLineage;
+}
+
+/** A whole value: the start of a lineage. */
+export const WHOLE: ValueLineage = { seq: 0, bases: [] };
+
+/** The key of a blob row in the maps of blobs a reader keeps. */
+export function blobKey(threadId: unknown, ns: unknown, channel: unknown, version: unknown): string {
+  return JSON.stringify([threadId, ns, channel, String(version)]);
+}
+
+/**
+ * Reassembles incremental values: a delta row names the versions it extends, at most
+ * log2(n) + 1 rows, all read by one query for a whole page.
+ */
+export class ValueAssembler {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly serde: SerializerProtocol,
+  ) {}
+
+  /** Adds to `blobs` (rows by {@link blobKey}) the bases its delta rows name that it lacks, in one query. */
+  async addBases(blobs: Map<string, Row>): Promise<void> {
+    const missing = new Map<string, { threadId: string; ns: string; pairs: Map<string, [string, string]> }>();
+    for (const row of blobs.values()) {
+      const chain = readChain(row);
+      if (!chain) continue;
+      for (const version of chain.bases) {
+        if (blobs.has(blobKey(row.thread_id, row.checkpoint_ns, row.channel, version))) continue;
+        const group = JSON.stringify([row.thread_id, row.checkpoint_ns]);
+        const entry = missing.get(group) ?? {
+          threadId: row.thread_id as string,
+          ns: row.checkpoint_ns as string,
+          pairs: new Map(),
+        };
+        missing.set(group, entry);
+        entry.pairs.set(JSON.stringify([row.channel, version]), [row.channel as string, version]);
+      }
+    }
+    const b = this.dialect.columns.blobs;
+    const conditions: SQL[] = [];
+    for (const { threadId, ns, pairs } of missing.values()) {
+      for (const chunk of chunks([...pairs.values()])) {
+        const list = sql.join(
+          chunk.map(([channel, version]) => sql`(${channel}, ${version})`),
+          sql`, `,
+        );
+        conditions.push(
+          sql`(${b.threadId} = ${threadId} and ${b.nsKey} = ${this.dialect.nsKey(ns)} and (${b.channel}, ${b.version}) in (${list}))`,
+        );
+      }
+    }
+    if (conditions.length === 0) return;
+    const rows = await this.dialect.query(sql`
+      select ${as(b.threadId, "thread_id")}, ${as(b.checkpointNs, "checkpoint_ns")}, ${as(b.channel, "channel")},
+             ${as(b.version, "version")}, ${as(b.type, "type")}, ${as(b.blob, "data")}, ${as(b.deltaChain, "delta_chain")}
+      from ${b.table} where ${sql.join(conditions, sql` or `)}`);
+    for (const row of rows) blobs.set(blobKey(row.thread_id, row.checkpoint_ns, row.channel, row.version), row);
+  }
+
+  /** The value of a blob row, whole or reassembled from the rows in `blobs` (see addBases). */
+  async decode(row: Row, blobs: Map<string, Row>, place: StoredValuePlace): Promise<ReadValue> {
+    const chain = readChain(row, place);
+    if (!chain) return { value: await decodeStored(this.serde, row.type, row.data, place), lineage: WHOLE };
+    const seqs = baseSeqs(chain.seq);
+    const items: unknown[] = [];
+    const bases: LineageLink[] = [];
+    for (const [i, version] of chain.bases.entries()) {
+      const base = blobs.get(blobKey(row.thread_id, row.checkpoint_ns, row.channel, version));
+      if (!base) throw failure(place, `the version ${JSON.stringify(version)} it extends is missing`);
+      append(items, await this.part(base, i === 0, place));
+      bases.push({ version, seq: seqs[i], length: items.length });
+    }
+    append(items, await this.part(row, false, place));
+    return { value: items, lineage: { seq: chain.seq, bases } };
+  }
+
+  /** The elements of one row of a chain: the whole value first, then each delta's appended elements. */
+  private async part(row: Row, whole: boolean, place: StoredValuePlace): Promise<unknown[]> {
+    const type = String(row.type);
+    const isDelta = type.startsWith(DELTA_TYPE_PREFIX);
+    if (whole === isDelta || (whole && readChain(row, place))) {
+      throw failure(place, `its chain has a ${whole ? "delta" : "whole value"} where it needs the other`);
+    }
+    const value = await decodeStored(this.serde, whole ? type : type.slice(DELTA_TYPE_PREFIX.length), row.data, place);
+    if (!Array.isArray(value)) throw failure(place, "a part of its chain is not an array");
+    return value;
+  }
+}
+
+function readChain(row: Row, place?: StoredValuePlace) {
+  try {
+    return parseStoredChain(row.delta_chain);
+  } catch (error) {
+    if (!place) return undefined;
+    throw failure(place, error instanceof Error ? error.message : String(error));
+  }
+}
+
+function append(items: unknown[], part: unknown[]): void {
+  for (const item of part) items.push(item);
+}
+
+function failure(place: StoredValuePlace, reason: string): SerializationError {
+  const channel = JSON.stringify(place.channel);
+  return new SerializationError(
+    `cannot read the incremental value of channel ${channel} of thread ${JSON.stringify(place.key.threadId)}, checkpoint ${JSON.stringify(place.key.checkpointId)}: ${reason}`,
+  );
+}
