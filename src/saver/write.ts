@@ -222,7 +222,10 @@ export class CheckpointWriter {
       }
       remembered.push(() => this.deltas.remember(key, channel, stored, value, plan?.lineage ?? WHOLE));
     }
-    return { rows, remember: () => remembered.forEach((remember) => remember()) };
+    const remember = () => {
+      for (const record of remembered) record();
+    };
+    return { rows, remember };
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {

@@ -263,11 +263,14 @@ export async function dumpTables(
 }
 
 export interface Integrity {
-  /** Blob rows no checkpoint of their thread and namespace references in channel_versions. */
+  /**
+   * Blob rows no checkpoint of their thread and namespace references in channel_versions,
+   * nor an incremental value they reference extends (its delta_chain).
+   */
   orphanBlobs: string[];
   /** Write rows whose checkpoint does not exist. */
   orphanWrites: string[];
-  /** Versions a checkpoint references without a blob row. */
+  /** Versions a checkpoint references, or a referenced incremental value extends, without a blob row. */
   missingBlobs: string[];
   /** Checkpoints whose parent does not exist in their thread and namespace. */
   danglingParents: string[];
@@ -294,7 +297,7 @@ export async function integrity(raw: RawDatabase, threadIds?: readonly string[])
   const checkpoints = await read(
     "select thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, channel_versions from checkpoints",
   );
-  const blobs = await read("select thread_id, checkpoint_ns, channel, version from checkpoint_blobs");
+  const blobs = await read("select thread_id, checkpoint_ns, channel, version, delta_chain from checkpoint_blobs");
   const writes = await read(
     "select thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel from checkpoint_writes",
   );
@@ -307,6 +310,13 @@ export async function integrity(raw: RawDatabase, threadIds?: readonly string[])
     }
   }
   const stored = new Set(blobs.map((b) => key(b.thread_id, b.checkpoint_ns, b.channel, b.version)));
+  // A chain lists every version its value is reassembled from.
+  for (const b of blobs) {
+    if (b.delta_chain === null || !referenced.has(key(b.thread_id, b.checkpoint_ns, b.channel, b.version))) continue;
+    const text = typeof b.delta_chain === "string" ? b.delta_chain : Buffer.from(b.delta_chain as Uint8Array).toString();
+    const chain = JSON.parse(text) as { bases: string[] };
+    for (const version of chain.bases) referenced.add(key(b.thread_id, b.checkpoint_ns, b.channel, version));
+  }
   return {
     orphanBlobs: [...stored].filter((blob) => !referenced.has(blob)).sort(),
     orphanWrites: writes
