@@ -313,7 +313,8 @@ export async function integrity(raw: RawDatabase, threadIds?: readonly string[])
   // A chain lists every version its value is reassembled from.
   for (const b of blobs) {
     if (b.delta_chain === null || !referenced.has(key(b.thread_id, b.checkpoint_ns, b.channel, b.version))) continue;
-    const text = typeof b.delta_chain === "string" ? b.delta_chain : Buffer.from(b.delta_chain as Uint8Array).toString();
+    const text =
+      typeof b.delta_chain === "string" ? b.delta_chain : Buffer.from(b.delta_chain as Uint8Array).toString();
     const chain = JSON.parse(text) as { bases: string[] };
     for (const version of chain.bases) referenced.add(key(b.thread_id, b.checkpoint_ns, b.channel, version));
   }

@@ -1,0 +1,264 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DrizzleSaver } from "../../src/index.js";
+import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { CLEAN, integrity, newThreadId, openRaw, type RawDatabase } from "./support.js";
+
+/**
+ * Random histories of a growing message list (appends, replaced and removed messages,
+ * forks from old checkpoints, a second process with a cold cache) and every lifecycle
+ * operation between them: every checkpoint our saver still has reads back exactly what
+ * MemorySaver, which stores every value whole, reads back for it.
+ * INCREMENTAL_RUNS raises the number of histories (default 6 per dialect).
+ */
+
+interface Message {
+  id: string;
+  text: string;
+}
+
+type Edit =
+  | { kind: "append"; count: number }
+  | { kind: "replace"; at: number }
+  | { kind: "remove"; at: number }
+  | { kind: "keep" };
+
+type Operation =
+  | { kind: "step"; edit: Edit; from: "tip" | number; cold: boolean; run: number }
+  | { kind: "prune" }
+  | { kind: "deleteForRuns"; run: number }
+  | { kind: "copyThread" }
+  | { kind: "expireThreads" }
+  | { kind: "deleteCopy" };
+
+const edit: fc.Arbitrary<Edit> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant("append" as const), count: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("replace" as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("remove" as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "keep" as const }) },
+);
+
+const operation: fc.Arbitrary<Operation> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      kind: fc.constant("step" as const),
+      edit,
+      from: fc.oneof({ weight: 5, arbitrary: fc.constant("tip" as const) }, { weight: 1, arbitrary: fc.nat() }),
+      cold: fc.boolean().map((cold) => cold && Math.random() < 0.3),
+      run: fc.integer({ min: 0, max: 2 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: "prune" as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("deleteForRuns" as const), run: fc.integer({ min: 0, max: 2 }) }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: "copyThread" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "expireThreads" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "deleteCopy" as const }) },
+);
+
+const RUNS = Number(process.env.INCREMENTAL_RUNS ?? 6);
+
+let messageCounter = 0;
+const newMessage = (): Message => {
+  messageCounter += 1;
+  return { id: `m${messageCounter}`, text: `message ${messageCounter} ${"x".repeat(messageCounter % 7)}` };
+};
+
+function applyEdit(messages: Message[], change: Edit): Message[] {
+  const at = messages.length === 0 ? 0 : ("at" in change ? change.at : 0) % messages.length;
+  switch (change.kind) {
+    case "append":
+      return [...messages, ...Array.from({ length: change.count }, newMessage)];
+    case "replace":
+      return messages.length === 0 ? [newMessage()] : messages.map((m, i) => (i === at ? newMessage() : m));
+    case "remove":
+      return messages.filter((_, i) => i !== at);
+    case "keep":
+      return messages;
+  }
+}
+
+const config = (threadId: string, checkpointId?: string): RunnableConfig => ({
+  configurable: { thread_id: threadId, checkpoint_ns: "", ...(checkpointId ? { checkpoint_id: checkpointId } : {}) },
+});
+
+/** One history played on our saver and on MemorySaver side by side. */
+class History {
+  readonly memory = new MemorySaver();
+  readonly thread = newThreadId("incremental");
+  copy: string | undefined;
+  /** What the application holds after its last put: the tip and the array it wrote. */
+  tip: { id: string; messages: Message[]; versions: Record<string, string | number> } | undefined;
+  /** Ids this history wrote, oldest first. */
+  readonly ids: string[] = [];
+
+  constructor(
+    private readonly saver: DrizzleSaver,
+    private readonly cold: () => Promise<DrizzleSaver>,
+  ) {}
+
+  async step(op: Extract<Operation, { kind: "step" }>): Promise<void> {
+    let parent = this.tip;
+    if (op.from !== "tip" || op.cold || !parent) {
+      const remaining = await this.remainingIds(this.saver, this.thread);
+      if (remaining.length > 0) {
+        const id = op.from === "tip" ? remaining[remaining.length - 1] : remaining[op.from % remaining.length];
+        // A fork reads the old checkpoint back, as LangGraph's time travel does.
+        const reader = op.cold ? await this.cold() : this.saver;
+        const tuple = await reader.getTuple(config(this.thread, id));
+        if (!tuple) throw new Error(`checkpoint ${id} vanished`);
+        const values = tuple.checkpoint.channel_values;
+        parent = {
+          id,
+          messages: (values.messages as Message[] | undefined) ?? [],
+          versions: tuple.checkpoint.channel_versions,
+        };
+      } else parent = undefined;
+    }
+    const writer = op.cold ? await this.cold() : this.saver;
+    const messages = applyEdit(parent?.messages ?? [], op.edit);
+    const version = writer.getNextVersion(parent?.versions.messages as number | undefined);
+    const countVersion = writer.getNextVersion(parent?.versions.count as number | undefined);
+    const checkpoint: Checkpoint = {
+      v: 4,
+      id: uuid6(-1),
+      ts: new Date().toISOString(),
+      channel_values: { messages, count: messages.length },
+      channel_versions: { messages: version, count: countVersion },
+      versions_seen: {},
+    };
+    const metadata = { source: "loop" as const, step: this.ids.length, parents: {}, run_id: `run-${op.run}` };
+    const newVersions = { messages: version, count: countVersion };
+    await writer.put(config(this.thread, parent?.id), checkpoint, metadata, newVersions);
+    await this.memory.put(config(this.thread, parent?.id), checkpoint, metadata, newVersions);
+    this.ids.push(checkpoint.id);
+    this.tip = { id: checkpoint.id, messages, versions: checkpoint.channel_versions };
+  }
+
+  async remainingIds(saver: DrizzleSaver, thread: string): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const tuple of saver.list(config(thread))) ids.push(tuple.config.configurable?.checkpoint_id);
+    return ids.reverse();
+  }
+
+  /** Every checkpoint our saver has (both threads, by list and by getTuple) reads what MemorySaver reads. */
+  async check(raw: RawDatabase): Promise<void> {
+    const reader = await this.cold();
+    for (const thread of [this.thread, this.copy].filter((t): t is string => t !== undefined)) {
+      for (const saver of [this.saver, reader]) {
+        for await (const tuple of saver.list(config(thread))) {
+          const id = tuple.config.configurable?.checkpoint_id as string;
+          const expected = await this.memory.getTuple(config(this.thread, id));
+          expect(tuple.checkpoint.channel_values, `list of ${thread} at ${id}`).toEqual(
+            expected?.checkpoint.channel_values,
+          );
+          const one = await saver.getTuple(config(thread, id));
+          expect(one?.checkpoint.channel_values).toEqual(expected?.checkpoint.channel_values);
+        }
+      }
+    }
+    expect(await integrity(raw, [this.thread, ...(this.copy ? [this.copy] : [])])).toEqual(CLEAN);
+  }
+}
+
+async function play(saver: DrizzleSaver, url: string, raw: RawDatabase, operations: Operation[]): Promise<void> {
+  const colds: DrizzleSaver[] = [];
+  const cold = async () => {
+    const fresh = await DrizzleSaver.fromUrl(url);
+    colds.push(fresh);
+    return fresh;
+  };
+  const history = new History(saver, cold);
+  try {
+    for (const op of operations) {
+      switch (op.kind) {
+        case "step":
+          await history.step(op);
+          break;
+        case "prune":
+          await saver.prune([history.thread], "keep_latest");
+          break;
+        case "deleteForRuns":
+          await saver.deleteForRuns([`run-${op.run}`]);
+          break;
+        case "copyThread":
+          if (history.copy) await saver.deleteThread(history.copy);
+          history.copy = newThreadId("incremental-copy");
+          await saver.copyThread(history.thread, history.copy);
+          break;
+        case "expireThreads":
+          await saver.expireThreads({ idleSince: new Date(Date.now() + 60_000), strategy: "keep_latest" });
+          break;
+        case "deleteCopy":
+          if (history.copy) await saver.deleteThread(history.copy);
+          history.copy = undefined;
+          break;
+      }
+      if (op.kind !== "step") history.tip = undefined;
+      await history.check(raw);
+    }
+  } finally {
+    for (const fresh of colds) await fresh.close();
+  }
+}
+
+describe.each(DIALECTS)("incremental channel values on %s", (dialect: DialectName) => {
+  let saver: DrizzleSaver;
+  let url: string;
+  let raw: RawDatabase;
+  beforeAll(async () => {
+    ({ saver, url } = await freshSaver(dialect));
+    raw = await openRaw(dialect, url);
+  });
+  afterAll(async () => {
+    await raw?.close();
+    await saver?.close();
+  });
+
+  it("random histories with lifecycle operations read back what MemorySaver reads", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 30 }), (operations) =>
+        play(saver, url, raw, operations),
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("a growing list is stored as its appended elements, and reads stay bounded", async () => {
+    const thread = newThreadId("incremental-growth");
+    let messages: Message[] = [];
+    let parent: string | undefined;
+    let version: number | undefined;
+    for (let step = 0; step < 40; step++) {
+      messages = [...messages, newMessage()];
+      version = saver.getNextVersion(version);
+      const checkpoint: Checkpoint = {
+        v: 4,
+        id: uuid6(-1),
+        ts: new Date().toISOString(),
+        channel_values: { messages },
+        channel_versions: { messages: version },
+        versions_seen: {},
+      };
+      await saver.put(config(thread, parent), checkpoint, { source: "loop", step, parents: {} }, { messages: version });
+      parent = checkpoint.id;
+    }
+    const rows = await raw.query(
+      "select type, delta_chain from checkpoint_blobs where thread_id = ? order by version",
+      [thread],
+    );
+    // Only the first value is whole; the 40th (number 39 = 100111b) is reassembled from 4 rows + itself.
+    expect(rows.filter((row) => row.delta_chain === null)).toHaveLength(1);
+    const last = rows[rows.length - 1];
+    const chain = JSON.parse(String(last.delta_chain)) as { seq: number; bases: string[] };
+    expect(chain.seq).toBe(39);
+    expect(chain.bases).toHaveLength(4);
+    const tuple = await saver.getTuple(config(thread));
+    expect(tuple?.checkpoint.channel_values.messages).toEqual(messages);
+  });
+});
