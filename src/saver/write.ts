@@ -96,19 +96,26 @@ export class CheckpointWriter {
     const { checkpoints: c, blobs: b } = this.dialect.columns;
     const statements: Statement[] = [this.threadRow(threadId, ns, checkpointId, metadataJson)];
     // Versions are unique per branch, so an existing row already holds this value.
-    const blobChunks = blobRows.length > 0 ? rowChunks(blobRows, 7) : [];
-    for (const [k, rows] of blobChunks.entries()) {
+    // Whole values only: the statement of the schema before delta_chain, so a saver not
+    // storing deltas (incrementalValues: 0) still writes to tables not yet migrated.
+    const usesDeltas = blobRows.some((row) => row[6] !== null);
+    const width = usesDeltas ? 7 : 6;
+    const blobColumns = [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain];
+    const blobChunks = blobRows.length > 0 ? rowChunks(blobRows, width) : [];
+    for (const [k, chunk] of blobChunks.entries()) {
       // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
       const prefix = k === 0 ? "blob" : `blob${k}_`;
+      const rows = chunk.map((row) => row.slice(0, width));
       const build = () =>
         this.dialect.insert({
           table: b.table,
-          columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain],
-          rows: placeholderRows(prefix, rows.length, 7),
+          columns: blobColumns.slice(0, width),
+          rows: placeholderRows(prefix, rows.length, width),
           conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
           update: [],
         });
-      statements.push(this.templates.statement(`put.${prefix}s.${rows.length}`, build, rowValues(prefix, rows)));
+      const key = `put.${prefix}s.${rows.length}.${width}`;
+      statements.push(this.templates.statement(key, build, rowValues(prefix, rows)));
     }
     const checkpointRow = [
       threadId,
@@ -161,7 +168,6 @@ export class CheckpointWriter {
       (channel) => !Object.hasOwn(newVersions, channel),
     );
     // A delta's base is named by the parent: locking the parent keeps it (see remove.ts).
-    const usesDeltas = blobRows.some((row) => row[6] !== null);
     const precondition =
       parentId !== null && (reliesOnStoredValues || usesDeltas)
         ? this.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`)

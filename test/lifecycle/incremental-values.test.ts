@@ -135,7 +135,7 @@ class History {
     const metadata = { source: "loop" as const, step: this.ids.length, parents: {}, run_id: `run-${op.run}` };
     const newVersions = { messages: version, count: countVersion };
     await writer.put(config(this.thread, parent?.id), checkpoint, metadata, newVersions);
-    await this.memory.put(config(this.thread, parent?.id), checkpoint, metadata, newVersions);
+    await this.memory.put(config(this.thread, parent?.id), checkpoint, metadata);
     this.ids.push(checkpoint.id);
     this.tip = { id: checkpoint.id, messages, versions: checkpoint.channel_versions };
   }
@@ -181,7 +181,7 @@ async function play(saver: DrizzleSaver, url: string, raw: RawDatabase, operatio
           await history.step(op);
           break;
         case "prune":
-          await saver.prune([history.thread], "keep_latest");
+          await saver.prune([history.thread], { strategy: "keep_latest" });
           break;
         case "deleteForRuns":
           await saver.deleteForRuns([`run-${op.run}`]);

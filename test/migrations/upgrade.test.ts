@@ -51,11 +51,13 @@ describe("PostgreSQL upgrade from 0000_init", () => {
       expect((await saver.migrationStatus()).pending.map((m) => m.tag)).toEqual([
         "0001_metadata_index_without_pending_list",
         "0002_thread_table",
+        "0003_incremental_values",
       ]);
 
       expect((await saver.setup()).map((m) => m.tag)).toEqual([
         "0001_metadata_index_without_pending_list",
         "0002_thread_table",
+        "0003_incremental_values",
       ]);
 
       expect((await saver.migrationStatus()).pending).toEqual([]);
@@ -118,6 +120,7 @@ describe("MySQL upgrade from 0000_init", () => {
       expect((await saver.setup()).map((m) => m.tag)).toEqual([
         "0001_text_charsets_and_epoch_times",
         "0002_thread_table",
+        "0003_incremental_values",
       ]);
 
       const tuple = await saver.getTuple(spaced);
