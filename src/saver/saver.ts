@@ -97,7 +97,11 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const { dialect, migrations } = resolve(db, options.tables, options.schema);
     this.dialect = dialect;
     const templates = new Templates();
-    const deltas = new DeltaCache(options.incrementalValues ?? DEFAULT_INCREMENTAL_VALUES);
+    const remembered = options.incrementalValues ?? DEFAULT_INCREMENTAL_VALUES;
+    if (!Number.isSafeInteger(remembered) || remembered < 0) {
+      throw new InvalidInputError(`incrementalValues must be a non-negative integer, got ${String(remembered)}`);
+    }
+    const deltas = new DeltaCache(remembered);
     this.reader = new CheckpointReader(dialect, this.serde, templates, deltas);
     this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas);
     this.lifecycle = new ThreadLifecycle(dialect);
