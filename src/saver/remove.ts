@@ -139,7 +139,13 @@ function orphanBlobDeletes(
       ),
     );
   const kept = references(remaining);
-  const candidates = new Set([...references(removed)].filter((key) => !kept.has(key)));
+  // What the removed checkpoints referenced, and the versions those values extend.
+  const referenced = references(removed);
+  for (const key of [...referenced]) {
+    const [ns, channel] = JSON.parse(key) as [string, string, string];
+    for (const version of chains.get(key) ?? []) referenced.add(JSON.stringify([ns, channel, version]));
+  }
+  const candidates = new Set([...referenced].filter((key) => !kept.has(key)));
   // A chain lists every version its value needs, so one pass over the survivors suffices.
   for (const [key, bases] of chains) {
     if (candidates.has(key)) continue;
