@@ -1,8 +1,8 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint";
+import { BaseCheckpointSaver, type Checkpoint, MemorySaver, uuid6 } from "@langchain/langgraph-checkpoint";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DrizzleSaver } from "../../src/index.js";
+import { DrizzleSaver, SerializationError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { CLEAN, integrity, newThreadId, openRaw, type RawDatabase } from "./support.js";
 
@@ -260,5 +260,22 @@ describe.each(DIALECTS)("incremental channel values on %s", (dialect: DialectNam
     expect(chain.bases).toHaveLength(4);
     const tuple = await saver.getTuple(config(thread));
     expect(tuple?.checkpoint.channel_values.messages).toEqual(messages);
+    // The delta-channel walk seeds from the nearest stored value: reassembled like any read.
+    const walked = await saver.getDeltaChannelHistory({ config: config(thread), channels: ["messages"] });
+    const base = await BaseCheckpointSaver.prototype.getDeltaChannelHistory.call(saver, {
+      config: config(thread),
+      channels: ["messages"],
+    });
+    expect(walked.messages.seed).toEqual(messages.slice(0, -1));
+    expect(walked).toEqual(base);
+
+    // A damaged chain fails the read that meets it with an error naming the value.
+    await raw.query("update checkpoint_blobs set delta_chain = ? where thread_id = ? and delta_chain is not null", [
+      '{"seq": 3, "bases": []}',
+      thread,
+    ]);
+    const damaged = saver.getTuple(config(thread));
+    await expect(damaged).rejects.toBeInstanceOf(SerializationError);
+    await expect(damaged).rejects.toThrow(/cannot read the incremental value of channel "messages".*inconsistent/);
   });
 });
