@@ -1,0 +1,1 @@
+ALTER TABLE "checkpoint_blobs" ADD COLUMN "delta_chain" text;

@@ -1,0 +1,1 @@
+ALTER TABLE `checkpoint_blobs` ADD `delta_chain` text;
