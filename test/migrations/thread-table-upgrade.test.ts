@@ -99,7 +99,7 @@ describe("0002_thread_table backfills one row per thread", () => {
       await writeThreads(writer);
       await copyPgRows(client, "seed");
       const saver = new DrizzleSaver(drizzlePg(client));
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0002_thread_table"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0002_thread_table", "0003_incremental_values"]);
       const kept = normalize(await client.unsafe(`select ${ROW_COLUMNS.replace("from ", "from seed.")}`));
       const backfilled = normalize(await client.unsafe(`select ${ROW_COLUMNS}`));
       expect(backfilled).toEqual(kept);
@@ -127,7 +127,7 @@ describe("0002_thread_table backfills one row per thread", () => {
       await writeThreads(writer);
       await copyMySqlRows(pool, seed.name, false);
       const saver = new DrizzleSaver(drizzleMysql(pool));
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0002_thread_table"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0002_thread_table", "0003_incremental_values"]);
       const read = async (p: mysql.Pool) => normalize((await p.query(`select ${ROW_COLUMNS}`))[0] as never);
       const backfilled = await read(pool);
       expect(backfilled).toEqual(await read(seed.pool));
@@ -157,7 +157,7 @@ describe("0002_thread_table backfills one row per thread", () => {
       db.exec(`attach database '${seedFile.replaceAll("'", "''")}' as seed`);
       for (const statement of sqliteCopyStatements("seed")) db.exec(statement);
       const saver = new DrizzleSaver(drizzleSqlite(db));
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0001_thread_table"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0001_thread_table", "0002_incremental_values"]);
       const backfilled = normalize(db.prepare(`select ${ROW_COLUMNS}`).all() as never);
       expect(backfilled).toEqual(normalize(seedDb.prepare(`select ${ROW_COLUMNS}`).all() as never));
       expectShape(backfilled);
