@@ -3,6 +3,7 @@ import { BaseCheckpointSaver, type Checkpoint, MemorySaver, uuid6 } from "@langc
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DrizzleSaver, SerializationError } from "../../src/index.js";
+import { buildChatGraph, CHAT_TURNS, newThread, normalHistory } from "../graphs/graphs.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { CLEAN, integrity, newThreadId, openRaw, type RawDatabase } from "./support.js";
 
@@ -227,6 +228,23 @@ describe.each(DIALECTS)("incremental channel values on %s", (dialect: DialectNam
       ),
       { numRuns: RUNS },
     );
+  });
+
+  it("a real chat graph's messages are stored as deltas, and its history reads like MemorySaver's", async () => {
+    const run = async (checkpointer: DrizzleSaver | MemorySaver) => {
+      const graph = buildChatGraph(checkpointer);
+      const thread = newThread("incremental-chat");
+      for (const turn of CHAT_TURNS) await graph.invoke({ messages: [turn] }, thread);
+      return { thread, history: await normalHistory(graph, thread) };
+    };
+    const ours = await run(saver);
+    const reference = await run(new MemorySaver());
+    expect(ours.history).toEqual(reference.history);
+    const rows = await raw.query(
+      "select count(*) as n from checkpoint_blobs where thread_id = ? and channel = 'messages' and delta_chain is not null",
+      [ours.thread.configurable.thread_id],
+    );
+    expect(Number(rows[0].n)).toBeGreaterThan(0);
   });
 
   it("a growing list is stored as its appended elements, and reads stay bounded", async () => {
