@@ -48,7 +48,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
       kind: fc.constant("step" as const),
       edit,
       from: fc.oneof({ weight: 5, arbitrary: fc.constant("tip" as const) }, { weight: 1, arbitrary: fc.nat() }),
-      cold: fc.boolean().map((cold) => cold && Math.random() < 0.3),
+      cold: fc.oneof({ weight: 7, arbitrary: fc.constant(false) }, { weight: 3, arbitrary: fc.constant(true) }),
       run: fc.integer({ min: 0, max: 2 }),
     }),
   },

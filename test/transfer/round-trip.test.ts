@@ -46,6 +46,11 @@ describe("moving our threads to another database", () => {
       .flat()
       .map((line) => (JSON.parse(line) as { kind: string }).kind);
     for (const kind of ["checkpoint", "blob", "write", "end"]) expect(kinds).toContain(kind);
+    // Growing message lists are stored as incremental values: their chains travel with them.
+    const chains = Object.values(originalFile)
+      .flat()
+      .filter((line) => (JSON.parse(line) as { delta_chain?: string }).delta_chain !== undefined);
+    expect(chains.length).toBeGreaterThan(0);
   });
 
   it.each(["postgres", "mysql"] as const)(
