@@ -62,13 +62,19 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
     columns,
     executor,
     query: (statement) => executor.all(statement),
-    atomically: (writes, precondition) =>
+    atomically: async (writes, precondition) => {
       // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
       // which already keeps deletes out until commit.
-      executor.transaction(async (tx) => {
+      const done = executor.transactionNow?.((tx) => {
+        if (precondition && tx.all(precondition.rows).length === 0) throw precondition.failure();
+        for (const write of writes) tx.run(write);
+      });
+      if (done) return;
+      await executor.transaction(async (tx) => {
         if (precondition && (await tx.all(precondition.rows)).length === 0) throw precondition.failure();
         for (const write of writes) await tx.run(write);
-      }),
+      });
+    },
     atomicallyUntilSettled: (writes) =>
       executor.transaction(async (tx) => {
         let changed: number;

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { LruCache } from "../saver/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
-import type { Executor, ExecutorOptions, Row } from "./executor.js";
+import type { Executor, ExecutorOptions, Row, SyncRunner } from "./executor.js";
 import type { Gate } from "./one-connection.js";
 import { publicBetterSqliteExecutor } from "./public-api.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
@@ -55,20 +55,22 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
     logger?.logQuery(query.sql, query.params);
     return { statement: prepared.get(query.sql, () => database.prepare(query.sql)), params: query.params };
   };
+  const synchronous: SyncRunner = {
+    all(input) {
+      const { statement, params } = compiled(input);
+      return statement.all(...params) as Row[];
+    },
+    run(input) {
+      const { statement, params } = compiled(input);
+      return statement.run(...params).changes;
+    },
+  };
   return serialSqliteExecutor(
     "better-sqlite3",
     "sync",
-    {
-      all(input) {
-        const { statement, params } = compiled(input);
-        return statement.all(...params) as Row[];
-      },
-      run(input) {
-        const { statement, params } = compiled(input);
-        return statement.run(...params).changes;
-      },
-    },
+    synchronous,
     (statement) => compiler.compile(statement),
     gateOf(database),
+    synchronous,
   );
 }

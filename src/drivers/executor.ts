@@ -36,6 +36,18 @@ export interface Executor extends Runner {
    * throws (the work's own error is rethrown, never a failed rollback's).
    */
   transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
+  /**
+   * A synchronous driver only: runs `work` in one transaction at once, never yielding
+   * to the event loop (no promise per statement), and returns its result; `undefined`
+   * when that cannot be done now (another transaction is open), then use `transaction`.
+   */
+  transactionNow?<T>(work: (tx: SyncRunner) => T): { result: T } | undefined;
+}
+
+/** Runs statements of a synchronous driver: each returns when it has run. */
+export interface SyncRunner {
+  all(statement: Statement): Row[];
+  run(statement: Statement): number;
 }
 
 /** What the registry gives an executor besides the drizzle database. */

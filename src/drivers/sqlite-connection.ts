@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Statement } from "../saver/statements.js";
-import type { Executor, Row, Runner, TransactionStyle } from "./executor.js";
+import type { Executor, Row, Runner, SyncRunner, TransactionStyle } from "./executor.js";
 import { type Gate, oneConnection } from "./one-connection.js";
 
 /** Runs statements on the one connection of a SQLite database, as it comes. */
@@ -20,6 +20,7 @@ export function serialSqliteExecutor(
   connection: SqliteConnection,
   compile: Executor["compile"],
   gate?: Gate,
+  synchronous?: SyncRunner,
 ): Executor {
   const runner: Runner = {
     all: async (statement) => connection.all(statement),
@@ -48,7 +49,25 @@ export function serialSqliteExecutor(
           throw error;
         }
       },
+      transactionNow: synchronous && ((work) => ({ result: transactionNow(synchronous, work) })),
     },
     gate,
   );
+}
+
+/** BEGIN IMMEDIATE, `work`, COMMIT, all in one synchronous call: nothing can interleave. */
+function transactionNow<T>(connection: SyncRunner, work: (tx: SyncRunner) => T): T {
+  connection.run(sql`begin immediate`);
+  try {
+    const result = work(connection);
+    connection.run(sql`commit`);
+    return result;
+  } catch (error) {
+    try {
+      connection.run(sql`rollback`);
+    } catch {
+      // The work's own error matters, not a failed rollback's.
+    }
+    throw error;
+  }
 }
