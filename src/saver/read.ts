@@ -27,6 +27,12 @@ interface PageCondition {
   where: () => SQL;
   values: Values;
   key?: string;
+  /**
+   * The conditions fix one thread and namespace, so the checkpoint id alone orders the
+   * rows: MySQL cannot order by the namespace (a BLOB) through an index and would sort
+   * the whole thread to find its newest checkpoint.
+   */
+  oneThreadAndNamespace?: boolean;
 }
 
 /** Page size when `list` streams a long history. */
@@ -59,7 +65,7 @@ export class CheckpointReader {
       if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${sql.placeholder("page.id")}`);
       return sql.join(conditions, sql` and `);
     };
-    const { tuples } = await this.loadPage({ where, values, key }, 1);
+    const { tuples } = await this.loadPage({ where, values, key, oneThreadAndNamespace: true }, 1);
     return tuples[0];
   }
 
@@ -125,18 +131,23 @@ export class CheckpointReader {
    * the page share it) and their pending writes.
    */
   private async loadPage(
-    { where, values, key }: PageCondition,
+    { where, values, key, oneThreadAndNamespace }: PageCondition,
     limit: number,
   ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
     const c = this.dialect.columns.checkpoints;
+    const order = oneThreadAndNamespace
+      ? sql`${c.checkpointId} desc`
+      : sql`${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc`;
+    // A window function makes MySQL number every matching row before the limit applies.
+    const position = limit === 1 ? sql`1` : sql`row_number() over (order by ${order})`;
     const page = (): SQL => sql`
       select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
              ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
              ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
              ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
-             row_number() over (order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc) as position
+             ${position} as position
       from ${c.table} where ${where()}
-      order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
+      order by ${order}
       limit ${sql.raw(String(limit))}`;
     const pageKey = key && `${key}.${limit}`;
     const rows = this.dialect.pageBlobs
