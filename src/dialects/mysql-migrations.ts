@@ -28,6 +28,8 @@ const ALREADY_DONE = new Set([
   1068, // multiple primary key
   1091, // can't drop a field or key: it is gone
   1826, // duplicate foreign key name
+  1359, // trigger exists
+  1360, // trigger does not exist (a DROP TRIGGER)
 ]);
 
 function errno(error: unknown): unknown {

@@ -8,6 +8,7 @@ import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
 import { applyResumably } from "./mysql-migrations.js";
 import {
   deleteEmptyThread,
@@ -92,7 +93,8 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
 }
 
 export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
-  const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
+  // Tables given without the metadata side table (recipe A) filter other keys without it.
+  const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads, checkpointMetadata } = tables;
   const columns = {
     checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.nsHash },
     blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.nsHash },
@@ -231,6 +233,16 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         if (key === "run_id" && typeof value === "string" && [...value].length <= 255) {
           parts.push(sql`${checkpoints.metaRunId} = ${value}`);
         }
+        // Any other key with a scalar value: its side-table index (see mysql-metadata-index.ts).
+        const candidates =
+          checkpointMetadata &&
+          indexedMetadataCandidates(
+            checkpointMetadata,
+            { threadId: checkpoints.threadId, nsHash: checkpoints.nsHash, checkpointId: checkpoints.checkpointId },
+            key,
+            value,
+          );
+        if (candidates) parts.push(candidates);
         parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
       }
       return allOf(parts);

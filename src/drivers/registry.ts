@@ -61,7 +61,13 @@ const FAMILIES: Family[] = [
     migrations: "mysql",
     matches: (db) => is(db, MySqlDatabaseClass),
     dialect: (executor, tables) =>
-      mysqlDialect(executor, (tables ?? mysqlSchema.checkpointTables()) as mysqlSchema.MySqlCheckpointTables),
+      mysqlDialect(
+        executor,
+        (tables ?? {
+          ...mysqlSchema.checkpointTables(),
+          checkpointMetadata: mysqlSchema.checkpointMetadata,
+        }) as mysqlSchema.MySqlCheckpointTables,
+      ),
     executorOptions: { derive: deriveMySqlValue },
   },
   {

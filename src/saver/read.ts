@@ -29,6 +29,12 @@ interface PageCondition {
   where: () => SQL;
   values: Values;
   key?: string;
+  /**
+   * The conditions fix one thread and namespace, so the checkpoint id alone orders the
+   * rows: MySQL cannot order by the namespace (a BLOB) through an index and would sort
+   * the whole thread to find its newest checkpoint.
+   */
+  oneThreadAndNamespace?: boolean;
 }
 
 /** Page size when `list` streams a long history. */
@@ -67,7 +73,7 @@ export class CheckpointReader {
       return sql.join(conditions, sql` and `);
     };
     // What getTuple returns is what the next put most likely extends (deltas.ts).
-    const { tuples } = await this.loadPage({ where, values, key }, 1, (place, version, read) =>
+    const { tuples } = await this.loadPage({ where, values, key, oneThreadAndNamespace: true }, 1, (place, version, read) =>
       this.deltas.remember(place.key, place.channel as string, version, read.value, read.lineage),
     );
     return tuples[0];
@@ -135,19 +141,24 @@ export class CheckpointReader {
    * the page share it) and their pending writes.
    */
   private async loadPage(
-    { where, values, key }: PageCondition,
+    { where, values, key, oneThreadAndNamespace }: PageCondition,
     limit: number,
     onValue?: (place: StoredValuePlace, version: string, read: ReadValue) => void,
   ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
     const c = this.dialect.columns.checkpoints;
+    const order = oneThreadAndNamespace
+      ? sql`${c.checkpointId} desc`
+      : sql`${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc`;
+    // A window function makes MySQL number every matching row before the limit applies.
+    const position = limit === 1 ? sql`1` : sql`row_number() over (order by ${order})`;
     const page = (): SQL => sql`
       select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
              ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
              ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
              ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
-             row_number() over (order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc) as position
+             ${position} as position
       from ${c.table} where ${where()}
-      order by ${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc
+      order by ${order}
       limit ${sql.raw(String(limit))}`;
     const pageKey = key && `${key}.${limit}`;
     const rows = this.dialect.pageBlobs

@@ -185,10 +185,46 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
   return { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads };
 }
 
-export type MySqlCheckpointTables = ReturnType<typeof checkpointTables>;
+/**
+ * An inverted index of the scalar top-level metadata values of the checkpoints table
+ * (MariaDB has no multi-valued index): one row per key and value, kept by triggers on
+ * that table (see the migration `metadata_index` and src/dialects/mysql-metadata-index.ts).
+ * Keys and values are hashed, so any key or string fits in the index. Usable for any
+ * table with a metadata column; `name` also prefixes its key and index names.
+ */
+export function metadataIndexTable(name: string) {
+  return mysqlTable(
+    name,
+    {
+      threadId: id("thread_id").notNull(),
+      nsHash: sha256("ns_hash"),
+      checkpointId: id("checkpoint_id").notNull(),
+      keyHash: sha256("key_hash"),
+      // A hash of the value's type and text; numbers share one marker and compare in value_number.
+      valueHash: sha256("value_hash"),
+      valueNumber: double("value_number"),
+    },
+    (t) => [
+      primaryKey({ name: `${name}_pk`, columns: [t.threadId, t.nsHash, t.checkpointId, t.keyHash] }),
+      index(`${name}_value_idx`).on(t.keyHash, t.valueHash, t.valueNumber, t.checkpointId),
+    ],
+  );
+}
+
+export type MySqlMetadataIndexTable = ReturnType<typeof metadataIndexTable>;
+
+/**
+ * The side table is optional and not made by `checkpointTables` (it needs triggers,
+ * which drizzle-kit cannot write): without it, filters on other keys scan.
+ */
+export type MySqlCheckpointTables = ReturnType<typeof checkpointTables> & {
+  checkpointMetadata?: MySqlMetadataIndexTable;
+};
 
 const defaults = checkpointTables();
 export const checkpoints = defaults.checkpoints;
 export const checkpointBlobs = defaults.checkpointBlobs;
 export const checkpointWrites = defaults.checkpointWrites;
 export const checkpointThreads = defaults.checkpointThreads;
+/** The metadata index of the saver's own migrations (see `metadataIndexTable`). */
+export const checkpointMetadata = metadataIndexTable("checkpoint_metadata");

@@ -15,7 +15,7 @@ export interface SpiderOptions {
   shards: string[];
 }
 
-const TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_threads"];
+const TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_threads", "checkpoint_metadata"];
 
 /**
  * `setup()` on a Spider head: every data node gets the ordinary MySQL migrations (its

@@ -127,7 +127,11 @@ describe("0002_thread_table backfills one row per thread", () => {
       await writeThreads(writer);
       await copyMySqlRows(pool, seed.name, false);
       const saver = new DrizzleSaver(drizzleMysql(pool));
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0002_thread_table", "0003_incremental_values"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([
+        "0002_thread_table",
+        "0003_incremental_values",
+        "0004_metadata_index",
+      ]);
       const read = async (p: mysql.Pool) => normalize((await p.query(`select ${ROW_COLUMNS}`))[0] as never);
       const backfilled = await read(pool);
       expect(backfilled).toEqual(await read(seed.pool));

@@ -20,15 +20,17 @@ const FOLDER = { pg: "pg", mysql: "mysql", sqlite: "sqlite" } as const;
 const MIGRATION = "incremental_values";
 
 /** The shipped migrations of a dialect before this one, as the previous release shipped them. */
-function releasedBefore(folderName: string): { folder: string; count: number } {
+function releasedBefore(folderName: string): { folder: string; count: number; pending: string[] } {
   const folder = mkdtempSync(join(tmpdir(), "migrations-"));
   cpSync(`migrations/${folderName}`, folder, { recursive: true });
   const journalPath = join(folder, "meta", "_journal.json");
   const journal = JSON.parse(readFileSync(journalPath, "utf8"));
   const count = journal.entries.findIndex((entry: { tag: string }) => entry.tag.endsWith(MIGRATION));
+  // This migration and every later one are what setup() applies.
+  const pending = journal.entries.slice(count).map((entry: { tag: string }) => entry.tag);
   journal.entries = journal.entries.slice(0, count);
   writeFileSync(journalPath, JSON.stringify(journal));
-  return { folder, count };
+  return { folder, count, pending };
 }
 
 const config = (checkpointId?: string): RunnableConfig => ({
@@ -53,7 +55,7 @@ describe.each(DIALECTS)("upgrade to incremental values on %s", (dialectName) => 
   it("keeps the values stored whole before it, and extends them with deltas after it", async () => {
     const url = await freshDatabaseUrl(dialectName);
     const folderName = FOLDER[dialectName === "postgres" ? "pg" : dialectName];
-    const { folder, count } = releasedBefore(folderName);
+    const { folder, count, pending } = releasedBefore(folderName);
     // The previous release's saver stored every value whole, as incrementalValues: 0 does.
     const old = await DrizzleSaver.fromUrl(url, { incrementalValues: 0 });
     const saver = await DrizzleSaver.fromUrl(url);
@@ -68,8 +70,8 @@ describe.each(DIALECTS)("upgrade to incremental values on %s", (dialectName) => 
         parent = await putMessages(old, parent, messages, step);
       }
 
-      expect((await saver.migrationStatus()).pending.map((m) => m.tag)).toEqual([`000${count}_${MIGRATION}`]);
-      expect((await saver.setup()).map((m) => m.tag)).toEqual([`000${count}_${MIGRATION}`]);
+      expect((await saver.migrationStatus()).pending.map((m) => m.tag)).toEqual(pending);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual(pending);
 
       const latest = await saver.getTuple(config());
       expect(latest?.checkpoint.channel_values.messages).toEqual(messages);

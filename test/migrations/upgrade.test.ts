@@ -121,6 +121,7 @@ describe("MySQL upgrade from 0000_init", () => {
         "0001_text_charsets_and_epoch_times",
         "0002_thread_table",
         "0003_incremental_values",
+        "0004_metadata_index",
       ]);
 
       const tuple = await saver.getTuple(spaced);
@@ -140,6 +141,56 @@ describe("MySQL upgrade from 0000_init", () => {
       // Text latin1 could not hold is now stored too.
       await saver.putWrites(spaced, [["branch:to:検索", "行く"]], "task-2", "~検索");
       expect((await saver.getTuple(spaced))?.pendingWrites).toContainEqual(["task-2", "branch:to:検索", "行く"]);
+    } finally {
+      await pool.end();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("MySQL upgrade from 0003_incremental_values", () => {
+  it("0004 indexes the metadata of existing checkpoints, and triggers keep the index on later writes and deletes", async () => {
+    const url = await freshDatabaseUrl("mysql");
+    const pool = mysql.createPool({ uri: url, charset: "utf8mb4", supportBigNumbers: true });
+    const folder = releasedUpTo("mysql", 4);
+    try {
+      const options = { migrationsFolder: folder, migrationsTable: "langgraph_checkpoint_migrations" };
+      expect(await migrate(resolve(drizzleMysql(pool), undefined).dialect, options)).toHaveLength(4);
+      const saver = new DrizzleSaver(drizzleMysql(pool));
+      const put = async (thread: string, id: string, metadata: Record<string, unknown>) =>
+        saver.put(
+          { configurable: { thread_id: thread, checkpoint_ns: "" } },
+          { v: 4, id, ts: "", channel_values: {}, channel_versions: {}, versions_seen: {} },
+          { source: "loop", step: 0, parents: {}, ...metadata } as CheckpointMetadata,
+          {},
+        );
+      const before = uuid6(-1);
+      await put("a", before, { user: "u1", score: 3, ok: true, none: null, tags: ["x"], Source: "s" });
+      await put("b", uuid6(-1), { user: "u2" });
+
+      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0003_metadata_index"]);
+      const sideRows = async () =>
+        Number((await pool.query<mysql.RowDataPacket[]>("select count(*) as n from checkpoint_metadata"))[0][0].n);
+      // user, score, ok, none, Source of "a" and user of "b": scalars only, source/step/run_id have columns.
+      expect(await sideRows()).toBe(6);
+      const ids = async (filter: Record<string, unknown>) => {
+        const found: string[] = [];
+        for await (const tuple of saver.list({}, { filter })) found.push(String(tuple.config.configurable?.thread_id));
+        return found;
+      };
+      expect(await ids({ user: "u1" })).toEqual(["a"]);
+      expect(await ids({ score: 3.0, ok: true, none: null })).toEqual(["a"]);
+      expect(await ids({ Source: "s" })).toEqual(["a"]);
+      expect(await ids({ tags: ["x"] })).toEqual(["a"]);
+
+      await put("c", uuid6(-1), { user: "u1" });
+      expect(await ids({ user: "u1" })).toEqual(["c", "a"]);
+      await put("a", before, { user: "u3" }); // the same checkpoint again, new metadata
+      expect(await ids({ user: "u1" })).toEqual(["c"]);
+      expect(await ids({ user: "u3" })).toEqual(["a"]);
+      await saver.deleteThread("a");
+      await saver.deleteThread("c");
+      expect(await sideRows()).toBe(1);
     } finally {
       await pool.end();
       rmSync(folder, { recursive: true, force: true });

@@ -26,7 +26,17 @@ it("builds Spider tables on the head over the nodes' tables, with generated colu
       [url],
       "select table_name as t, engine as e from information_schema.tables where table_schema = database() and table_name like 'checkpoint%'",
     );
-    expect(engines.map((row) => row.e)).toEqual(["SPIDER", "SPIDER", "SPIDER", "SPIDER"]);
+    expect(engines.map((row) => `${row.t}:${row.e}`).sort()).toEqual([
+      "checkpoint_blobs:SPIDER",
+      "checkpoint_metadata:SPIDER",
+      "checkpoint_threads:SPIDER",
+      "checkpoint_writes:SPIDER",
+      "checkpoints:SPIDER",
+    ]);
+    // The metadata index's triggers live on the data nodes, where the rows are written.
+    const triggers = "select trigger_name as t from information_schema.triggers where trigger_schema = database()";
+    expect(await rowsPerShard([url], triggers)).toEqual([[]]);
+    for (const node of await rowsPerShard(shards, triggers)) expect(node).toHaveLength(3);
   } finally {
     await saver.close();
   }
