@@ -168,7 +168,7 @@ describe("MySQL upgrade from 0003_incremental_values", () => {
       await put("a", before, { user: "u1", score: 3, ok: true, none: null, tags: ["x"], Source: "s" });
       await put("b", uuid6(-1), { user: "u2" });
 
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0003_metadata_index"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0004_metadata_index"]);
       const sideRows = async () =>
         Number((await pool.query<mysql.RowDataPacket[]>("select count(*) as n from checkpoint_metadata"))[0][0].n);
       // user, score, ok, none, Source of "a" and user of "b": scalars only, source/step/run_id have columns.
