@@ -147,11 +147,12 @@ export interface Dialect {
    */
   atomicallyUntilSettled(statements: Statement[]): Promise<void>;
   /**
-   * The upsert of a put's thread row, to run before the put's checkpoint insert (so that
-   * it sees whether the checkpoint existed) in the same atomic unit. It takes the row's
-   * lock, serialising the put with a deleter or sweeper of that thread.
+   * The statements upserting a put's thread row, in order, to run before the put's
+   * checkpoint insert (so that they see whether the checkpoint existed) in the same atomic
+   * unit. The first takes the row's lock before anything else is read, serialising the put
+   * with other puts, a deleter or a sweeper of that thread.
    */
-  threadPut(values: ThreadPutValues): SQL;
+  threadPut(values: ThreadPutValues): SQL[];
   /**
    * The `created_at` a put's checkpoint gets: the time its thread row's upsert wrote
    * (threadId a value or placeholder), so the row's `updated_at` is exactly its newest.

@@ -13,6 +13,7 @@ import { applyResumably } from "./mysql-migrations.js";
 import {
   deleteEmptyThread,
   lockThreadRow,
+  mysqlThreadLock,
   mysqlThreadPut,
   mysqlThreadRefresh,
   type ThreadSqlParts,
@@ -195,7 +196,10 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         } while (changed > 0);
       });
     },
-    threadPut: (values) => mysqlThreadPut(columns.threads, columns.checkpoints, threadSql, values),
+    threadPut: (values) => [
+      mysqlThreadLock(columns.threads, threadSql, values),
+      mysqlThreadPut(columns.threads, columns.checkpoints, threadSql, values),
+    ],
     // UTC_TIMESTAMP changes between statements of a transaction: the checkpoint takes the row's time.
     putTime: (threadId) =>
       sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,

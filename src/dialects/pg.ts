@@ -152,7 +152,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
           } while (changed > 0);
         }),
       ),
-    threadPut: (values) => onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values),
+    threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     putTime: () => threadSql.now,
     refreshThread: (threadId) =>
       retryOnDeadlock(isDeadlock, () =>

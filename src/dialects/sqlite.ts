@@ -83,7 +83,7 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
           for (const write of writes) changed += await tx.run(write);
         } while (changed > 0);
       }),
-    threadPut: (values) => onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values),
+    threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     // 'now' changes between statements of a transaction: the checkpoint takes the row's time.
     putTime: (threadId) =>
       sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,

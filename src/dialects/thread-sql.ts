@@ -58,6 +58,19 @@ export function onConflictThreadPut(
 }
 
 /**
+ * MySQL's first statement of a put: takes the thread row's lock (creating the row when
+ * the thread is new) before the upsert reads `checkpoints`. Under REPEATABLE READ that
+ * read takes gap locks, and taken before the row lock they deadlocked concurrent puts
+ * to one thread (each waiting for the other's row lock or gap).
+ */
+export function mysqlThreadLock(t: ThreadColumns, parts: ThreadSqlParts, v: ThreadPutValues): SQL {
+  const threadId = id(t.threadId.name);
+  return sql`insert into ${t.table} (${threadId}, ${id(t.createdAt.name)}, ${id(t.updatedAt.name)}, ${id(t.checkpoints.name)})
+    values (${v.threadId}, ${parts.now}, ${parts.now}, 0)
+    on duplicate key update ${threadId} = ${threadId}`;
+}
+
+/**
  * MySQL's put upsert. ON DUPLICATE KEY UPDATE assigns left to right and later
  * assignments see earlier ones: the metadata is decided before the newest id changes.
  */

@@ -73,8 +73,11 @@ export class CheckpointReader {
       return sql.join(conditions, sql` and `);
     };
     // What getTuple returns is what the next put most likely extends (deltas.ts).
-    const { tuples } = await this.loadPage({ where, values, key, oneThreadAndNamespace: true }, 1, (place, version, read) =>
-      this.deltas.remember(place.key, place.channel as string, version, read.value, read.lineage),
+    const { tuples } = await this.loadPage(
+      { where, values, key, oneThreadAndNamespace: true },
+      1,
+      (place, version, read) =>
+        this.deltas.remember(place.key, place.channel as string, version, read.value, read.lineage),
     );
     return tuples[0];
   }

@@ -94,7 +94,7 @@ export class CheckpointWriter {
       useDeltas,
     );
     const { checkpoints: c, blobs: b } = this.dialect.columns;
-    const statements: Statement[] = [this.threadRow(threadId, ns, checkpointId, metadataJson)];
+    const statements: Statement[] = this.threadRow(threadId, ns, checkpointId, metadataJson);
     // Versions are unique per branch, so an existing row already holds this value.
     // Whole values only: the statement of the schema before delta_chain, so a saver not
     // storing deltas (incrementalValues: 0) still writes to tables not yet migrated.
@@ -308,11 +308,14 @@ export class CheckpointWriter {
     await this.dialect.atomically(statements, precondition);
   }
 
+  /** How many statements the dialect's thread-row upsert has (see threadRow). */
+  private threadStatements?: number;
+
   /**
    * The upsert of the thread's row (see Dialect.threadPut), first in put's atomic unit:
    * it sees whether the checkpoint existed, and takes the row's lock before any other.
    */
-  private threadRow(threadId: string, ns: string, checkpointId: string, metadataJson: string): Statement {
+  private threadRow(threadId: string, ns: string, checkpointId: string, metadataJson: string): Statement[] {
     const placeholder = (name: string) => sql.placeholder(`thread.${name}`);
     const build = () =>
       this.dialect.threadPut({
@@ -324,14 +327,18 @@ export class CheckpointWriter {
         metadata: placeholder("metadata"),
       });
     const root = ns === "";
-    return this.templates.statement("put.thread", build, {
+    const values = {
       "thread.id": threadId,
       "thread.ns": this.dialect.nsKey(ns),
       "thread.checkpoint": checkpointId,
       "thread.root": root ? 1 : 0,
       "thread.latest": root ? checkpointId : null,
       "thread.metadata": root ? metadataJson : null,
-    });
+    };
+    this.threadStatements ??= build().length;
+    return Array.from({ length: this.threadStatements }, (_, k) =>
+      this.templates.statement(`put.thread.${k}`, () => build()[k], values),
+    );
   }
 
   /** A precondition that the checkpoint exists, failing with a MissingParentError naming `what`. */
