@@ -61,12 +61,16 @@ export function onConflictThreadPut(
  * MySQL's first statement of a put: takes the thread row's lock (creating the row when
  * the thread is new) before the upsert reads `checkpoints`. Under REPEATABLE READ that
  * read takes gap locks, and taken before the row lock they deadlocked concurrent puts
- * to one thread (each waiting for the other's row lock or gap).
+ * to one thread (each waiting for the other's row lock or gap). A new row's count is
+ * NEW_THREAD_MARK until the upsert that follows gives it the put's own time and count.
  */
+/** The count of a row the lock statement created, never a real count. */
+const NEW_THREAD_MARK = -1;
+
 export function mysqlThreadLock(t: ThreadColumns, parts: ThreadSqlParts, v: ThreadPutValues): SQL {
   const threadId = id(t.threadId.name);
   return sql`insert into ${t.table} (${threadId}, ${id(t.createdAt.name)}, ${id(t.updatedAt.name)}, ${id(t.checkpoints.name)})
-    values (${v.threadId}, ${parts.now}, ${parts.now}, 0)
+    values (${v.threadId}, ${parts.now}, ${parts.now}, ${NEW_THREAD_MARK})
     on duplicate key update ${threadId} = ${threadId}`;
 }
 
@@ -79,13 +83,15 @@ export function mysqlThreadPut(t: ThreadColumns, c: CheckpointColumns, parts: Th
   const incoming = (name: string) => sql`values(${id(name)})`;
   const latest = t.latestCheckpointId.name;
   const newer = sql`${incoming(latest)} is not null and (${col(latest)} is null or ${incoming(latest)} >= ${col(latest)})`;
+  const fresh = sql`${col(t.checkpoints.name)} = ${NEW_THREAD_MARK}`;
   return sql`insert into ${t.table} (${written(t)})
     values (${v.threadId}, ${parts.now}, ${parts.now}, ${addedRootCheckpoint(c, v, sql`${v.rootCount}`)},
       ${v.latestCheckpointId}, ${parts.json(v.metadata)})
     on duplicate key update
+      ${col(t.createdAt.name)} = if(${fresh}, ${incoming(t.createdAt.name)}, ${col(t.createdAt.name)}),
       ${col(t.metadata.name)} = if(${newer}, ${incoming(t.metadata.name)}, ${col(t.metadata.name)}),
       ${col(latest)} = if(${newer}, ${incoming(latest)}, ${col(latest)}),
-      ${col(t.checkpoints.name)} = ${col(t.checkpoints.name)} + ${incoming(t.checkpoints.name)},
+      ${col(t.checkpoints.name)} = greatest(${col(t.checkpoints.name)}, 0) + ${incoming(t.checkpoints.name)},
       ${col(t.updatedAt.name)} = greatest(${col(t.updatedAt.name)}, ${incoming(t.updatedAt.name)})`;
 }
 
