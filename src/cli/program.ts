@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
-import type { SortOrder, ThreadSortKey } from "../index.js";
-import { history, show, threads } from "./commands/inspect.js";
+import { history, show, type ThreadsOptions, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
 import { status } from "./commands/status.js";
@@ -20,14 +19,8 @@ import {
 import type { Output } from "./output.js";
 import { escapeTerminal } from "./terminal-text.js";
 
-interface ThreadsCommandOptions {
-  filter?: Filter;
-  sort?: ThreadSortKey;
-  order?: SortOrder;
-  limit?: number;
-  offset?: number;
-  count?: boolean;
-}
+/** The `threads` flags: what the command takes, less what the database options carry. */
+type ThreadsCommandOptions = Omit<ThreadsOptions, "layout" | "json">;
 
 interface DatabaseOptions extends LayoutOptions {
   url?: string;
