@@ -227,7 +227,12 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         );
       }
       const ops = jsonPathOps(sql`${checkpoints.metadata}`);
+      // Narrowing predicates (generated columns, the side table) come before the exact JSON
+      // tests: MariaDB evaluates a row's conditions in order, so a candidate failing a cheap
+      // column compare never pays for JSON parsing (500 candidates of a `user` were parsed
+      // for 20 matches of `{ user, step }`).
       const parts: SQL[] = [];
+      const exact: SQL[] = [];
       for (const [key, value] of entries) {
         // The generated, indexed columns narrow the scan; the path test is exact.
         if (key === "source" && typeof value === "string" && [...value].length <= 64) {
@@ -247,9 +252,9 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
             value,
           );
         if (candidates) parts.push(candidates);
-        parts.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
+        exact.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
       }
-      return allOf(parts);
+      return allOf([...parts, ...exact]);
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${jsonPath(`$.${JSON.stringify(key)}`)}))`,
     // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
