@@ -17,7 +17,9 @@ log() { echo "[databases] $*" >&2; }
 
 pg_bin() {
   local d
-  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && { echo "$d"; return; }; done
+  # "return 0", not "return": in the EXIT trap a bare return gives the exit status being
+  # returned, and a failed run then left PostgreSQL running.
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && { echo "$d"; return 0; }; done
   return 1
 }
 
@@ -95,4 +97,14 @@ ensure_packages
 start_postgres
 start_mariadb
 start_spider
-"$@"
+# The command runs as a child that a signal to this script is passed on to: bash runs
+# traps only once a foreground command has ended, so a killed wrapper used to leave the
+# servers running. Its standard input is kept (a background job would get /dev/null).
+"$@" <&0 &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null || true' TERM INT HUP
+status=0
+wait "$child" || status=$?
+# wait returns early when a signal arrives: wait for the command itself to end.
+while kill -0 "$child" 2>/dev/null; do wait "$child" || status=$?; done
+exit "$status"
