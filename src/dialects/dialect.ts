@@ -220,6 +220,12 @@ export interface Dialect {
    */
   lockMigrations(tx: Runner, options: MigrationOptions): Promise<() => Promise<void>>;
   /**
+   * Optional: runs the migration loop `work`. Without it, the loop is one transaction of
+   * the executor. A dialect on a batch-only driver runs it on the database itself, each
+   * migration then being atomic on its own ({@link applyMigration}).
+   */
+  migrationRun?<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
+  /**
    * Optional: applies one migration's statements and records it as applied in `table`
    * (hash, created_at) itself, for a database whose DDL is not transactional (MySQL:
    * resumes after a kill). Without it, the statements run one after the other and

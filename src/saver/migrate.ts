@@ -45,7 +45,8 @@ export async function appliedMigrations(dialect: Dialect, options: MigrationOpti
 export async function migrate(dialect: Dialect, options: MigrationOptions): Promise<number[]> {
   const table = await dialect.migrationsTable(options);
   const applied: number[] = [];
-  await dialect.executor.transaction(async (tx) => {
+  const run = dialect.migrationRun?.bind(dialect) ?? ((work) => dialect.executor.transaction(work));
+  await run(async (tx) => {
     const unlock = await dialect.lockMigrations(tx, options);
     try {
       await refuseExistingTables(tx, dialect, options);
