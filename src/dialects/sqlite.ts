@@ -1,5 +1,6 @@
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../drivers/executor.js";
+import { UnsupportedDriverError } from "../errors.js";
 import { isBound, type Statement } from "../saver/statements.js";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
 import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
@@ -213,9 +214,17 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       const stats = [];
       for (const table of [checkpoints, checkpointBlobs, checkpointWrites]) {
         const name = getTableName(table);
-        const [row] = await executor.all(sql`select (select count(*) from ${table}) as rows,
+        const [row] = await executor
+          .all(sql`select (select count(*) from ${table}) as rows,
           (select coalesce(sum(pgsize), 0) from dbstat where name = ${name}
-             or name in (select name from sqlite_master where type = 'index' and tbl_name = ${name})) as bytes`);
+             or name in (select name from sqlite_master where type = 'index' and tbl_name = ${name})) as bytes`)
+          .catch((error) => {
+            if (!/no such table: dbstat/.test(String(error))) throw error;
+            throw new UnsupportedDriverError(
+              `storageStats needs SQLite's dbstat table, which ${executor.driver} does not offer`,
+              { cause: error },
+            );
+          });
         stats.push({ table: name, rows: Number(row.rows), bytes: Number(row.bytes) });
       }
       return stats;
