@@ -228,10 +228,12 @@ export interface Dialect {
   /**
    * Optional: applies one migration's statements and records it as applied in `table`
    * (hash, created_at) itself, for a database whose DDL is not transactional (MySQL:
-   * resumes after a kill). Without it, the statements run one after the other and
-   * the migration is recorded after them.
+   * resumes after a kill; a batch-only driver: one batch). Without it, the statements
+   * run one after the other and the migration is recorded after them. Resolves to true
+   * when it applied the migration, false when it found it recorded already (by a
+   * concurrent caller) and applied nothing.
    */
-  applyMigration?(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void>;
+  applyMigration?(tx: Runner, table: SQL, migration: MigrationMeta): Promise<boolean>;
 }
 
 export interface TableStats {

@@ -263,8 +263,10 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
             ...migration.sql.filter((statement) => statement.trim()).map((statement) => sql.raw(statement)),
             sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
           ]);
+          return true;
         } catch (error) {
           if (!batched.guardFailed(error)) throw error;
+          return false;
         }
       },
     }),
