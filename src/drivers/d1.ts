@@ -122,6 +122,8 @@ export function d1Executor(db: unknown, options: ExecutorOptions = {}): Executor
     logger = loggerOf(db);
   } else {
     // Public path: the text of drizzle's raw query (`db.run(sql).getQuery()`), run on `db.$client`.
+    // Not `db.batch([db.run(...)])`: drizzle's D1 batch binds a raw query's parameters to a
+    // prepared statement that a raw query does not have, and fails.
     const database = db as { run(statement: SQL): { getQuery(): CompiledQuery } };
     compile = (statement) => database.run(filled(statement, options.derive)).getQuery();
     shownCompile = (statement) => ({ sql: "", params: isBound(statement) ? Object.values(statement.values) : [] });
