@@ -1,10 +1,20 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
-import { DrizzleSaver, MissingParentError, UnsupportedDriverError } from "../../src/index.js";
+import {
+  DrizzleSaver,
+  exportThreads,
+  importThreads,
+  MissingParentError,
+  UnsupportedDriverError,
+} from "../../src/index.js";
+import { freshSaver } from "../helpers/databases.js";
 
 /** A D1 binding, as drizzle-orm/d1 takes it. */
 type D1Binding = Parameters<typeof drizzle>[0];
@@ -184,5 +194,33 @@ describe("Cloudflare D1 (batch-only)", () => {
     const tuple = await saver.getTuple(stored);
     expect(tuple?.checkpoint.channel_values).toEqual(values);
     expect(tuple?.pendingWrites?.map(([, channel, value]) => [channel, value])).toEqual(writes);
+  });
+
+  it("imports a thread exported from a SQLite file: same checkpoints and writes; again, it is unchanged", async () => {
+    const origin = await freshSaver("sqlite");
+    try {
+      const root = { configurable: { thread_id: "imported", checkpoint_ns: "" } };
+      const first = await origin.saver.put(root, checkpoint("1", { a: 1 }, { a: [1, 2] }), metadata(0), { a: 1 });
+      const second = await origin.saver.put(first, checkpoint("2", { a: 2 }, { a: [1, 2, 3] }), metadata(1), { a: 2 });
+      await origin.saver.putWrites(second, [["a", "pending"]], "task");
+      const file = join(mkdtempSync(join(tmpdir(), "lgcd-d1-")), "thread.jsonl");
+      await exportThreads({ url: origin.url }, file);
+      const target = drizzle(binding);
+      const imported = await importThreads(target, { file });
+      expect(imported).toMatchObject({ imported: 1, failed: [] });
+      const want = await origin.saver.getTuple(root);
+      const got = await saver.getTuple(root);
+      expect(got?.checkpoint).toEqual(want?.checkpoint);
+      expect(got?.pendingWrites).toEqual(want?.pendingWrites);
+      // The per-thread row was recomputed once the thread was in place.
+      const threads = await saver.searchThreads({ sortBy: "threadId", limit: 1000 });
+      expect(threads.find((thread) => thread.threadId === "imported")).toMatchObject({
+        checkpoints: 2,
+        latestCheckpointId: "2",
+      });
+      expect(await importThreads(target, { file })).toMatchObject({ unchanged: 1, failed: [] });
+    } finally {
+      await origin.saver.close();
+    }
   });
 });
