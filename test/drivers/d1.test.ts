@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
@@ -14,6 +15,7 @@ import {
   MissingParentError,
   UnsupportedDriverError,
 } from "../../src/index.js";
+import { findMigrationsFolder } from "../../src/migrations-folder.js";
 import { freshSaver } from "../helpers/databases.js";
 
 /** A D1 binding, as drizzle-orm/d1 takes it. */
@@ -176,6 +178,11 @@ describe("Cloudflare D1 (batch-only)", () => {
       for (const row of rows) expect(Number(row.n)).toBe(1);
       expect((await savers[0].migrationStatus()).pending).toEqual([]);
       expect(await savers[1].setup()).toEqual([]);
+      // A caller that read "not recorded" before another recorded it: its batch stops at the guard.
+      const dialect = dialectOf(savers[2]);
+      const [first] = readMigrationFiles({ migrationsFolder: findMigrationsFolder("sqlite") });
+      const table = sql`${sql.identifier("langgraph_checkpoint_migrations")}`;
+      expect(await dialect.applyMigration?.(dialect.executor, table, first)).toBe(false);
     } finally {
       await fresh.dispose();
     }
