@@ -53,7 +53,8 @@ export function sqliteLiteral(value: unknown): string {
         : `'${value.replaceAll("'", "''")}'`;
     case "number":
       if (!Number.isFinite(value)) throw new TypeError(`cannot send ${value} to D1`);
-      return String(value);
+      // In parentheses when negative: after a "-" of the text, "--5" would start a comment.
+      return value < 0 ? `(${value})` : String(value);
     case "boolean":
       return value ? "1" : "0";
   }

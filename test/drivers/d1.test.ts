@@ -203,6 +203,23 @@ describe("Cloudflare D1 (batch-only)", () => {
     expect(tuple?.pendingWrites?.map(([, channel, value]) => [channel, value])).toEqual(writes);
   });
 
+  it("a statement of more than 100 values reads back every one of them, whatever the text around them", async () => {
+    // 100 values of 8 bytes or more stay bound; the 50 short strings become literals.
+    const values: unknown[] = Array.from(
+      { length: 150 },
+      (_, i) => [-i - 1, i + 0.5, "'?--/*", `\u0000${i % 10}`, Buffer.from([i, 0, 255, 39]), null][i % 6],
+    );
+    // D1 returns at most 100 columns too: one row per value.
+    const rows = values.map((value, i) => sql`(${sql.raw(String(i))}, ${value})`);
+    const read = await dialectOf(saver).query(
+      sql`select '?' as "q?", 1 -${-5} as minus, column2 as v from (values ${sql.join(rows, sql`, `)}) order by column1`,
+    );
+    expect(read).toHaveLength(values.length);
+    expect(read[0]["q?"]).toBe("?");
+    expect(read[0].minus).toBe(6);
+    expect(read.map((row) => row.v)).toEqual(values);
+  });
+
   it("imports a thread exported from a SQLite file: same checkpoints and writes; again, it is unchanged", async () => {
     const origin = await freshSaver("sqlite");
     try {
