@@ -220,12 +220,20 @@ export interface Dialect {
    */
   lockMigrations(tx: Runner, options: MigrationOptions): Promise<() => Promise<void>>;
   /**
+   * Optional: runs the migration loop `work`. Without it, the loop is one transaction of
+   * the executor. A dialect on a batch-only driver runs it on the database itself, each
+   * migration then being atomic on its own ({@link applyMigration}).
+   */
+  migrationRun?<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
+  /**
    * Optional: applies one migration's statements and records it as applied in `table`
    * (hash, created_at) itself, for a database whose DDL is not transactional (MySQL:
-   * resumes after a kill). Without it, the statements run one after the other and
-   * the migration is recorded after them.
+   * resumes after a kill; a batch-only driver: one batch). Without it, the statements
+   * run one after the other and the migration is recorded after them. Resolves to true
+   * when it applied the migration, false when it found it recorded already (by a
+   * concurrent caller) and applied nothing.
    */
-  applyMigration?(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void>;
+  applyMigration?(tx: Runner, table: SQL, migration: MigrationMeta): Promise<boolean>;
 }
 
 export interface TableStats {

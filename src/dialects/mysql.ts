@@ -305,6 +305,9 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       };
     },
     // DDL commits implicitly: progress is recorded per statement (see mysql-migrations.ts).
-    applyMigration: applyResumably,
+    async applyMigration(tx, table, migration) {
+      await applyResumably(tx, table, migration);
+      return true;
+    },
   };
 }

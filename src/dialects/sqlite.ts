@@ -1,8 +1,10 @@
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../drivers/executor.js";
+import { UnsupportedDriverError } from "../errors.js";
+import { isBound, type Statement } from "../saver/statements.js";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
 import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
-import type { Dialect } from "./dialect.js";
+import type { Dialect, Precondition } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { deleteEmptyThread, onConflictThreadPut, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
 
@@ -42,6 +44,56 @@ function jsonEachOps(): JsonNodeOps<JsonNode> {
   };
 }
 
+/** What the SQLite error of a failed guard quotes ("bad JSON path: '<this>'"). */
+const GUARD_FAILED = "langgraph-checkpoint-drizzle: precondition failed";
+
+const guards = new WeakMap<SQL, SQL>();
+
+/**
+ * A statement that fails (and so rolls back) its batch unless `rows`, a select, has a
+ * row: json_extract raises "bad JSON path" for a path not starting with "$", quoting
+ * it. This is how a batch-only driver checks a precondition: nothing can be read
+ * between the statements of a batch, but one of them can stop it.
+ */
+function guard(rows: Statement): Statement {
+  const wrap = (select: SQL) => {
+    let wrapped = guards.get(select);
+    if (!wrapped) {
+      wrapped = sql`select json_extract('{}', case when exists (${select}) then '$' else '${sql.raw(GUARD_FAILED)}' end)`;
+      guards.set(select, wrapped); // one template per template: compiled once
+    }
+    return wrapped;
+  };
+  return isBound(rows) ? { template: wrap(rows.template), values: rows.values } : wrap(rows);
+}
+
+/** Whether a batch failed on its guard (the message may be wrapped by the driver). */
+function guardFailed(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++, current = current.cause) {
+    if (current.message.includes(GUARD_FAILED)) return true;
+  }
+  return false;
+}
+
+/**
+ * The atomic units on a batch-only driver (Cloudflare D1): each is one batch, which the
+ * database runs as one transaction, alone. A precondition is a guard first in the batch.
+ */
+function batchUnits(batch: NonNullable<Executor["batch"]>) {
+  const atomically = async (writes: Statement[], precondition?: Precondition) => {
+    if (!precondition) {
+      await batch(writes);
+      return;
+    }
+    try {
+      await batch([guard(precondition.rows), ...writes]);
+    } catch (error) {
+      throw guardFailed(error) ? precondition.failure() : error;
+    }
+  };
+  return { atomically, guardFailed };
+}
+
 export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables): Dialect {
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
   const columns = {
@@ -57,12 +109,16 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
     rootNsKey: "",
   };
 
+  const batch = executor.batch?.bind(executor);
+  const batched = batch && batchUnits(batch);
+
   return {
     name: "sqlite",
     columns,
     executor,
     query: (statement) => executor.all(statement),
     atomically: async (writes, precondition) => {
+      if (batched) return batched.atomically(writes, precondition);
       // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
       // which already keeps deletes out until commit.
       const done = executor.transactionNow?.((tx) => {
@@ -75,24 +131,44 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         for (const write of writes) await tx.run(write);
       });
     },
-    atomicallyUntilSettled: (writes) =>
-      executor.transaction(async (tx) => {
+    atomicallyUntilSettled: async (writes) => {
+      // Batch-only: one batch. The rounds below are for a put that committed while the
+      // deletes ran (elsewhere: one that held a lock they waited for). A D1 database runs
+      // its batches and statements one at a time, each batch's statements in one go as one
+      // transaction, so none commits in between: once the batch is done, every row of the
+      // thread is gone and a second round would change nothing. A put landing later finds
+      // its parent gone (its guard fails) or starts the thread anew, as after a settled delete.
+      if (batch) {
+        await batch(writes);
+        return;
+      }
+      await executor.transaction(async (tx) => {
         let changed: number;
         do {
           changed = 0;
           for (const write of writes) changed += await tx.run(write);
         } while (changed > 0);
-      }),
+      });
+    },
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     // 'now' changes between statements of a transaction: the checkpoint takes the row's time.
     putTime: (threadId) =>
       sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,
     // The transaction holds the database's write lock: no put runs meanwhile.
-    refreshThread: (threadId) =>
-      executor.transaction(async (tx) => {
-        await tx.run(onConflictThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
-        await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
-      }),
+    // A batch runs alone as well.
+    refreshThread: async (threadId) => {
+      const statements = [
+        onConflictThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId),
+        deleteEmptyThread(columns.threads, columns.checkpoints, threadId),
+      ];
+      if (batch) {
+        await batch(statements);
+        return;
+      }
+      await executor.transaction(async (tx) => {
+        for (const statement of statements) await tx.run(statement);
+      });
+    },
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
     jsonParam: (json) => sql`${json}`,
@@ -138,9 +214,17 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       const stats = [];
       for (const table of [checkpoints, checkpointBlobs, checkpointWrites]) {
         const name = getTableName(table);
-        const [row] = await executor.all(sql`select (select count(*) from ${table}) as rows,
+        const [row] = await executor
+          .all(sql`select (select count(*) from ${table}) as rows,
           (select coalesce(sum(pgsize), 0) from dbstat where name = ${name}
-             or name in (select name from sqlite_master where type = 'index' and tbl_name = ${name})) as bytes`);
+             or name in (select name from sqlite_master where type = 'index' and tbl_name = ${name})) as bytes`)
+          .catch((error) => {
+            if (!/no such table: dbstat/.test(String(error))) throw error;
+            throw new UnsupportedDriverError(
+              `storageStats needs SQLite's dbstat table, which ${executor.driver} does not offer`,
+              { cause: error },
+            );
+          });
         stats.push({ table: name, rows: Number(row.rows), bytes: Number(row.bytes) });
       }
       return stats;
@@ -166,5 +250,25 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       sql`create table if not exists ${table} (id integer primary key autoincrement, hash text not null, created_at numeric)`,
     // The executor's transaction holds the database's write lock already.
     lockMigrations: async () => async () => {},
+    ...(batched && {
+      // Batch-only: the loop reads on the database itself, and each migration is one batch
+      // (its statements and its record) guarded by its not being recorded yet, which a
+      // concurrent setup() may have done meanwhile: then it is left as that one applied it.
+      migrationRun: (work) => work(executor),
+      async applyMigration(_tx, table, migration) {
+        const notRecorded = sql`select 1 where not exists (select 1 from ${table} where created_at = ${migration.folderMillis})`;
+        try {
+          await batch([
+            guard(notRecorded),
+            ...migration.sql.filter((statement) => statement.trim()).map((statement) => sql.raw(statement)),
+            sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
+          ]);
+          return true;
+        } catch (error) {
+          if (!batched.guardFailed(error)) throw error;
+          return false;
+        }
+      },
+    }),
   };
 }

@@ -42,6 +42,13 @@ export interface Executor extends Runner {
    * when that cannot be done now (another transaction is open), then use `transaction`.
    */
   transactionNow?<T>(work: (tx: SyncRunner) => T): { result: T } | undefined;
+  /**
+   * A batch-only driver (Cloudflare D1) only: runs the statements as one atomic batch
+   * (all of them take effect, or none when one fails) and returns how many rows each
+   * changed. Nothing can be read between them: a dialect puts a statement that fails the
+   * batch where it would have read (see the SQLite dialect's guard).
+   */
+  batch?(statements: Statement[]): Promise<number[]>;
 }
 
 /** Runs statements of a synchronous driver: each returns when it has run. */

@@ -65,5 +65,15 @@ export function withHiddenParameters(executor: Executor): Executor {
     ...executor,
     ...guarded(executor),
     transaction: (work) => executor.transaction((tx) => work(guarded(tx))),
+    batch:
+      executor.batch &&
+      (async (statements) => {
+        try {
+          return await (executor.batch as NonNullable<Executor["batch"]>)(statements);
+        } catch (error) {
+          // A batch's error does not say which statement failed: no text to show, no values either.
+          throw hideParameters(error, { sql: "(a batch of statements)", params: [] });
+        }
+      }),
   };
 }

@@ -16,6 +16,7 @@ import * as mysqlSchema from "../schema/mysql.js";
 import * as pgSchema from "../schema/pg.js";
 import * as sqliteSchema from "../schema/sqlite.js";
 import { betterSqliteExecutor } from "./better-sqlite3.js";
+import { D1_DRIVER, d1Executor } from "./d1.js";
 import { sessionKind } from "./drizzle-internals.js";
 import type { Executor, ExecutorOptions } from "./executor.js";
 import { withHiddenParameters } from "./hide-parameters.js";
@@ -95,6 +96,7 @@ export const DRIVERS: readonly DriverEntry[] = [
   { driver: "mysql2", session: "MySql2Session", executor: mysql2Executor },
   { driver: "better-sqlite3", session: "BetterSQLiteSession", executor: betterSqliteExecutor },
   { driver: "@libsql/client", session: "LibSQLSession", executor: libsqlExecutor },
+  { driver: D1_DRIVER, session: "SQLiteD1Session", executor: d1Executor },
 ];
 
 const SUPPORTED = DRIVERS.map((entry) => entry.driver).join(", ");

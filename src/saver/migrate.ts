@@ -38,14 +38,16 @@ export async function appliedMigrations(dialect: Dialect, options: MigrationOpti
 
 /**
  * Applies the shipped migrations in one transaction, under the dialect's lock that
- * serialises concurrent callers; returns the journal timestamps of those it applied.
+ * serialises concurrent callers (on a batch-only driver, each in a batch of its own:
+ * see Dialect.migrationRun); returns the journal timestamps of those it applied.
  * Each is recorded right after its statements (MySQL commits DDL implicitly). A
  * failure is a MigrationError.
  */
 export async function migrate(dialect: Dialect, options: MigrationOptions): Promise<number[]> {
   const table = await dialect.migrationsTable(options);
   const applied: number[] = [];
-  await dialect.executor.transaction(async (tx) => {
+  const run = dialect.migrationRun?.bind(dialect) ?? ((work) => dialect.executor.transaction(work));
+  await run(async (tx) => {
     const unlock = await dialect.lockMigrations(tx, options);
     try {
       await refuseExistingTables(tx, dialect, options);
@@ -62,7 +64,11 @@ export async function migrate(dialect: Dialect, options: MigrationOptions): Prom
         };
         if (dialect.applyMigration) {
           const apply = dialect.applyMigration.bind(dialect);
-          await applying(migration, () => apply(tx, table, migration));
+          let appliedHere = true;
+          await applying(migration, async () => {
+            appliedHere = await apply(tx, table, migration);
+          });
+          if (!appliedHere) continue;
         } else {
           await applying(migration, async () => {
             for (const statement of migration.sql) if (statement.trim()) await tx.script(sql.raw(statement));

@@ -4,11 +4,13 @@ import { createClient } from "@libsql/client";
 import Database from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import { drizzle as drizzleSqlite } from "drizzle-orm/better-sqlite3";
+import { drizzle as drizzleD1 } from "drizzle-orm/d1";
 import { drizzle as drizzleLibsql } from "drizzle-orm/libsql";
 import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgresJs } from "drizzle-orm/postgres-js";
+import { Miniflare } from "miniflare";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import postgres from "postgres";
@@ -44,6 +46,9 @@ beforeAll(async () => {
   opened.mysql2 = { db: drizzleMysql(mysqlPool), client: mysqlPool, close: () => mysqlPool.end() };
   opened["better-sqlite3"] = { db: drizzleSqlite(sqlite), client: sqlite, close: async () => void sqlite.close() };
   opened["@libsql/client"] = { db: drizzleLibsql(libsql), client: libsql, close: async () => libsql.close() };
+  const miniflare = new Miniflare({ modules: true, script: "export default {};", d1Databases: ["DB"] });
+  const d1 = (await miniflare.getD1Database("DB")) as unknown as Parameters<typeof drizzleD1>[0];
+  opened["Cloudflare D1"] = { db: drizzleD1(d1), client: d1, close: () => miniflare.dispose() };
 });
 
 afterAll(async () => {
@@ -68,7 +73,7 @@ describe("the drizzle internals the executors use", () => {
 });
 
 /** The public path, forced: the same graph as on MemorySaver, and the lifecycle calls. */
-describe.each(["sqlite", "postgres", "mysql", "pglite", "libsql", "pg-client"] as const)(
+describe.each(["sqlite", "postgres", "mysql", "pglite", "libsql", "pg-client", "d1"] as const)(
   "drizzle's public API only, on %s",
   (target) => {
     let database: OpenDatabase | { db: unknown; close(): Promise<void> };

@@ -3,10 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { createClient } from "@libsql/client";
+import { drizzle as drizzleD1 } from "drizzle-orm/d1";
 import { drizzle as drizzleLibsql } from "drizzle-orm/libsql";
 import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { Miniflare } from "miniflare";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { DrizzleSaver, type DrizzleSaverOptions, type SupportedDatabase } from "../../src/index.js";
@@ -17,7 +19,7 @@ import { type DialectName, freshDatabaseUrl } from "./databases.js";
  * tested by dialect name: postgres = postgres.js, mysql = mysql2 pool, sqlite =
  * better-sqlite3). Each is a drizzle database the test makes itself, as an application would.
  */
-export const EXTRA_DRIVERS = ["pg-pool", "pg-client", "pglite", "mysql2-connection", "libsql"] as const;
+export const EXTRA_DRIVERS = ["pg-pool", "pg-client", "pglite", "mysql2-connection", "libsql", "d1"] as const;
 export type ExtraDriver = (typeof EXTRA_DRIVERS)[number];
 
 /** Every way of reaching a database the graph tests run on. */
@@ -30,6 +32,7 @@ export const DIALECT_OF: Record<ExtraDriver, DialectName> = {
   pglite: "postgres",
   "mysql2-connection": "mysql",
   libsql: "sqlite",
+  d1: "sqlite",
 };
 
 export interface OpenDatabase {
@@ -55,7 +58,24 @@ export async function openFresh(driver: ExtraDriver): Promise<OpenDatabase> {
     const url = `file:${join(mkdtempSync(join(tmpdir(), "lgcd-libsql-")), "test.db")}`;
     return openLibsql(url);
   }
+  if (driver === "d1") return openD1();
   return openUrl(driver, await freshDatabaseUrl(DIALECT_OF[driver]));
+}
+
+/**
+ * A local Cloudflare D1 database through miniflare (in memory): one Miniflare (one
+ * workerd process) per fresh database, disposed on close. The binding is miniflare's
+ * proxy of the real D1 API in workerd; `another` is a second drizzle database over it.
+ */
+async function openD1(): Promise<OpenDatabase> {
+  const miniflare = new Miniflare({
+    modules: true,
+    script: "export default { fetch: () => new Response(null, { status: 404 }) };",
+    d1Databases: ["DB"],
+  });
+  const binding = (await miniflare.getD1Database("DB")) as unknown as Parameters<typeof drizzleD1>[0];
+  const another = async (): Promise<OpenDatabase> => ({ db: drizzleD1(binding), another, close: async () => {} });
+  return { db: drizzleD1(binding), another, close: () => miniflare.dispose() };
 }
 
 async function openLibsql(url: string): Promise<OpenDatabase> {
@@ -65,7 +85,7 @@ async function openLibsql(url: string): Promise<OpenDatabase> {
   return { db: drizzleLibsql(client), another: () => openLibsql(url), close: async () => client.close() };
 }
 
-async function openUrl(driver: Exclude<ExtraDriver, "pglite" | "libsql">, url: string): Promise<OpenDatabase> {
+async function openUrl(driver: Exclude<ExtraDriver, "pglite" | "libsql" | "d1">, url: string): Promise<OpenDatabase> {
   const another = () => openUrl(driver, url);
   if (driver === "pg-pool") {
     const pool = new pg.Pool({ connectionString: url, max: 4 });

@@ -1,0 +1,3 @@
+import { runDriverConformance } from "../helpers/conformance.js";
+
+runDriverConformance("d1");
