@@ -186,6 +186,13 @@ export interface Dialect {
    */
   pageBlobs?(blobs: BlobColumns): SQL;
   /**
+   * Optional: the versions a `delta_chain` value names (the values a delta extends), as
+   * a FROM item to cross join after the row it reads (`from`) and the expression of one
+   * version (`version`). With it, the statement that loads a page's blobs also loads
+   * the bases of its incremental values; without it they take a query of their own.
+   */
+  chainBases?(deltaChain: SQL): { from: SQL; version: SQL };
+  /**
    * Up to `limit` threads with an id after `cursor`, in id order, as rows
    * (thread_id, idle): idle is 1 when the thread's newest `created_at` is before
    * `idleBefore`. Must read the (thread_id, created_at) index, not every checkpoint.

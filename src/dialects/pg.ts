@@ -189,6 +189,11 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
         where ${b.threadId} = page.thread_id and ${b.nsKey} = page.ns_key
           and (${b.channel}, ${b.version}) in (select v.key, v.value from jsonb_each_text(page.channel_versions) as v)
       ) as page_blobs`,
+    // A function in FROM sees the items before it (implicitly lateral).
+    chainBases: (deltaChain) => ({
+      from: sql`jsonb_array_elements_text(cast(${deltaChain} as jsonb) -> 'bases') as chain_base(version)`,
+      version: sql.raw("chain_base.version"),
+    }),
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,

@@ -130,6 +130,10 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         when type = 'real' and cast(printf('%.15g', value) as real) = value then printf('%.15g', value)
         else cast(value as text) end
       from json_each(${document}) where key = ${key})`,
+    chainBases: (deltaChain) => ({
+      from: sql`json_each(${deltaChain}, '$.bases') as chain_base`,
+      version: sql.raw("chain_base.value"),
+    }),
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`${ms}`,

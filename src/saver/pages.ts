@@ -12,8 +12,21 @@ export async function queryPageAtOnce(
   key: string | undefined,
 ): Promise<Row[]> {
   const { blobs: b, writes: w } = dialect.columns;
+  const bases = chainBasesOf(dialect, "page_blobs");
+  const basesBranch = () =>
+    bases
+      ? sql`
+    union all
+    select 'blob', null, ${b.threadId}, ${b.checkpointNs}, null, null, ${b.type}, ${b.blob}, null, ${b.channel},
+           ${b.version}, null, null, null, ${b.deltaChain}
+    from ${bases()}`
+      : sql``;
   const build = () => sql`
-    with page as (${page()})
+    with page as (${page()}),
+    page_blobs as (
+      select page.ns_key as ns_key, page_blobs.thread_id, page_blobs.checkpoint_ns, page_blobs.channel,
+             page_blobs.version, page_blobs.type, page_blobs.blob, page_blobs.delta_chain
+      from ${dialect.pageBlobs?.(b)})
     select 'checkpoint' as ${sql.identifier("kind")}, page.position as ${sql.identifier("position")},
            page.thread_id as ${sql.identifier("thread_id")}, page.checkpoint_ns as ${sql.identifier("checkpoint_ns")},
            page.checkpoint_id as ${sql.identifier("checkpoint_id")},
@@ -32,8 +45,35 @@ export async function queryPageAtOnce(
     union all
     select 'blob', null, page_blobs.thread_id, page_blobs.checkpoint_ns, null, null, page_blobs.type,
            page_blobs.blob, null, page_blobs.channel, page_blobs.version, null, null, null, page_blobs.delta_chain
-    from ${dialect.pageBlobs?.(b)}`;
+    from page_blobs${basesBranch()}`;
   return dialect.query(templates.statement(key && `${key}.atOnce`, build, values));
+}
+
+/**
+ * With the dialect's chainBases: the blob rows that the delta rows of the CTE `head`
+ * (thread_id, ns_key, channel, version, delta_chain) extend and that `head` lacks, as
+ * FROM and WHERE of a union branch reading the blobs table. So a page's incremental
+ * values are reassembled from one statement, not a second round trip (delta-read.ts
+ * still fetches any base missing, e.g. on a dialect without chainBases).
+ */
+function chainBasesOf(dialect: Dialect, head: string): (() => SQL) | undefined {
+  const { chainBases } = dialect;
+  if (!chainBases) return undefined;
+  return () => {
+    const b = dialect.columns.blobs;
+    const h = sql.raw(head);
+    const { from, version } = chainBases(sql`${h}.delta_chain`);
+    // EXCEPT: each base once, and none the page reads anyway (a list's heads extend each other).
+    return sql`(
+        select ${h}.thread_id as thread_id, ${h}.ns_key as ns_key, ${h}.channel as channel, ${version} as version
+        from ${h} cross join ${from}
+        where ${h}.delta_chain is not null
+        except
+        select thread_id, ns_key, channel, version from ${h}
+      ) as wanted
+      join ${b.table} on ${b.threadId} = wanted.thread_id and ${b.nsKey} = wanted.ns_key
+        and ${b.channel} = wanted.channel and ${b.version} = wanted.version`;
+  };
 }
 
 /** The page's checkpoints, then their writes and blobs by key: two plain queries. */
@@ -142,14 +182,29 @@ async function relatedRows(dialect: Dialect, templates: Templates, list: Group[]
             sql`(${b.threadId} = ${p(`g${i}.thread`)} and ${b.nsKey} = ${p(`g${i}.ns`)} and (${b.channel}, ${b.version}) in (${commas([...g.blobs.keys()].map((_, k) => sql`(${p(`g${i}.channel${k}`)}, ${p(`g${i}.version${k}`)})`))}))`,
           ],
     );
+    const blobRow = sql`'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version},
+           null, null, null, ${b.deltaChain}`;
+    const bases = blobKeys.length === 0 ? undefined : chainBasesOf(dialect, "page_head");
+    // With the bases in the same statement, the blobs the page names are a CTE read twice.
+    const head = bases
+      ? sql`with page_head as (
+      select ${as(b.threadId, "thread_id")}, ${as(b.checkpointNs, "checkpoint_ns")}, ${as(b.nsKey, "ns_key")},
+             ${as(b.channel, "channel")}, ${as(b.version, "version")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
+             ${as(b.deltaChain, "delta_chain")}
+      from ${b.table} where ${sql.join(blobKeys, sql` or `)})`
+      : sql``;
     const blobBranch =
       blobKeys.length === 0
         ? sql``
-        : sql` union all
-    select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version}, null, null, null,
-           ${b.deltaChain}
-    from ${b.table} where ${sql.join(blobKeys, sql` or `)}`;
-    return sql`
+        : bases
+          ? sql` union all
+    select 'blob', thread_id, checkpoint_ns, null, type, blob, channel, version, null, null, null, delta_chain
+    from page_head
+    union all
+    select ${blobRow} from ${bases()}`
+          : sql` union all
+    select ${blobRow} from ${b.table} where ${sql.join(blobKeys, sql` or `)}`;
+    return sql`${head}
     select 'write' as ${sql.identifier("kind")}, ${as(w.threadId, "thread_id")}, ${as(w.checkpointNs, "checkpoint_ns")},
            ${as(w.checkpointId, "checkpoint_id")}, ${as(w.type, "type")}, ${as(w.blob, "data")},
            ${as(w.channel, "channel")}, null as ${sql.identifier("version")}, ${as(w.taskId, "task_id")},
