@@ -186,12 +186,13 @@ export interface Dialect {
    */
   pageBlobs?(blobs: BlobColumns): SQL;
   /**
-   * Optional: the versions a `delta_chain` value names (the values a delta extends), as
-   * a FROM item to cross join after the row it reads (`from`) and the expression of one
-   * version (`version`). With it, the statement that loads a page's blobs also loads
-   * the bases of its incremental values; without it they take a query of their own.
+   * Optional: a FROM clause giving, as `base_blob` (thread_id, checkpoint_ns, channel,
+   * version, type, blob, delta_chain), the blob rows that the delta rows of the CTE
+   * named `head` (thread_id, ns_key, channel, version, delta_chain) extend and that
+   * `head` lacks. With it, the statement that loads a page's blobs also loads the bases
+   * of its incremental values; without it they take a query of their own.
    */
-  chainBases?(deltaChain: SQL): { from: SQL; version: SQL };
+  chainBaseBlobs?(head: string): SQL;
   /**
    * Up to `limit` threads with an id after `cursor`, in id order, as rows
    * (thread_id, idle): idle is 1 when the thread's newest `created_at` is before

@@ -12,14 +12,14 @@ export async function queryPageAtOnce(
   key: string | undefined,
 ): Promise<Row[]> {
   const { blobs: b, writes: w } = dialect.columns;
-  const bases = chainBasesOf(dialect, "page_blobs");
+  // The bases of the page's incremental values, in the same statement (else delta-read.ts fetches them).
   const basesBranch = () =>
-    bases
+    dialect.chainBaseBlobs
       ? sql`
     union all
-    select 'blob', null, ${b.threadId}, ${b.checkpointNs}, null, null, ${b.type}, ${b.blob}, null, ${b.channel},
-           ${b.version}, null, null, null, ${b.deltaChain}
-    from ${bases()}`
+    select 'blob', null, base_blob.thread_id, base_blob.checkpoint_ns, null, null, base_blob.type, base_blob.blob,
+           null, base_blob.channel, base_blob.version, null, null, null, base_blob.delta_chain
+    from ${dialect.chainBaseBlobs("page_blobs")}`
       : sql``;
   const build = () => sql`
     with page as (${page()}),
@@ -47,33 +47,6 @@ export async function queryPageAtOnce(
            page_blobs.blob, null, page_blobs.channel, page_blobs.version, null, null, null, page_blobs.delta_chain
     from page_blobs${basesBranch()}`;
   return dialect.query(templates.statement(key && `${key}.atOnce`, build, values));
-}
-
-/**
- * With the dialect's chainBases: the blob rows that the delta rows of the CTE `head`
- * (thread_id, ns_key, channel, version, delta_chain) extend and that `head` lacks, as
- * FROM and WHERE of a union branch reading the blobs table. So a page's incremental
- * values are reassembled from one statement, not a second round trip (delta-read.ts
- * still fetches any base missing, e.g. on a dialect without chainBases).
- */
-function chainBasesOf(dialect: Dialect, head: string): (() => SQL) | undefined {
-  const { chainBases } = dialect;
-  if (!chainBases) return undefined;
-  return () => {
-    const b = dialect.columns.blobs;
-    const h = sql.raw(head);
-    const { from, version } = chainBases(sql`${h}.delta_chain`);
-    // EXCEPT: each base once, and none the page reads anyway (a list's heads extend each other).
-    return sql`(
-        select ${h}.thread_id as thread_id, ${h}.ns_key as ns_key, ${h}.channel as channel, ${version} as version
-        from ${h} cross join ${from}
-        where ${h}.delta_chain is not null
-        except
-        select thread_id, ns_key, channel, version from ${h}
-      ) as wanted
-      join ${b.table} on ${b.threadId} = wanted.thread_id and ${b.nsKey} = wanted.ns_key
-        and ${b.channel} = wanted.channel and ${b.version} = wanted.version`;
-  };
 }
 
 /** The page's checkpoints, then their writes and blobs by key: two plain queries. */
@@ -182,34 +155,47 @@ async function relatedRows(dialect: Dialect, templates: Templates, list: Group[]
             sql`(${b.threadId} = ${p(`g${i}.thread`)} and ${b.nsKey} = ${p(`g${i}.ns`)} and (${b.channel}, ${b.version}) in (${commas([...g.blobs.keys()].map((_, k) => sql`(${p(`g${i}.channel${k}`)}, ${p(`g${i}.version${k}`)})`))}))`,
           ],
     );
-    const blobRow = sql`'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version},
-           null, null, null, ${b.deltaChain}`;
-    const bases = blobKeys.length === 0 ? undefined : chainBasesOf(dialect, "page_head");
-    // With the bases in the same statement, the blobs the page names are a CTE read twice.
-    const head = bases
-      ? sql`with page_head as (
-      select ${as(b.threadId, "thread_id")}, ${as(b.checkpointNs, "checkpoint_ns")}, ${as(b.nsKey, "ns_key")},
-             ${as(b.channel, "channel")}, ${as(b.version, "version")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
-             ${as(b.deltaChain, "delta_chain")}
-      from ${b.table} where ${sql.join(blobKeys, sql` or `)})`
-      : sql``;
-    const blobBranch =
-      blobKeys.length === 0
-        ? sql``
-        : bases
-          ? sql` union all
-    select 'blob', thread_id, checkpoint_ns, null, type, blob, channel, version, null, null, null, delta_chain
-    from page_head
-    union all
-    select ${blobRow} from ${bases()}`
-          : sql` union all
-    select ${blobRow} from ${b.table} where ${sql.join(blobKeys, sql` or `)}`;
+    const { head, branch } = blobsBranch(dialect, blobKeys);
     return sql`${head}
     select 'write' as ${sql.identifier("kind")}, ${as(w.threadId, "thread_id")}, ${as(w.checkpointNs, "checkpoint_ns")},
            ${as(w.checkpointId, "checkpoint_id")}, ${as(w.type, "type")}, ${as(w.blob, "data")},
            ${as(w.channel, "channel")}, null as ${sql.identifier("version")}, ${as(w.taskId, "task_id")},
            ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, null as ${sql.identifier("delta_chain")}
-    from ${w.table} where ${writeKeys.length === 0 ? sql`1 = 0` : sql.join(writeKeys, sql` or `)}${blobBranch}`;
+    from ${w.table} where ${writeKeys.length === 0 ? sql`1 = 0` : sql.join(writeKeys, sql` or `)}${branch}`;
   };
   return dialect.query(templates.statement(`related.${shape}`, build, values));
+}
+
+/**
+ * The union branch of the blobs the page names (`blobKeys`), and with the dialect's
+ * chainBaseBlobs the branch of the bases their deltas extend: the named blobs are then
+ * a CTE (`head`, put before the statement) that both branches read.
+ */
+function blobsBranch(dialect: Dialect, blobKeys: SQL[]): { head: SQL; branch: SQL } {
+  const b = dialect.columns.blobs;
+  if (blobKeys.length === 0) return { head: sql``, branch: sql`` };
+  const named = sql.join(blobKeys, sql` or `);
+  if (!dialect.chainBaseBlobs) {
+    return {
+      head: sql``,
+      branch: sql` union all
+    select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version},
+           null, null, null, ${b.deltaChain}
+    from ${b.table} where ${named}`,
+    };
+  }
+  return {
+    head: sql`with page_head as (
+      select ${as(b.threadId, "thread_id")}, ${as(b.checkpointNs, "checkpoint_ns")}, ${as(b.nsKey, "ns_key")},
+             ${as(b.channel, "channel")}, ${as(b.version, "version")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
+             ${as(b.deltaChain, "delta_chain")}
+      from ${b.table} where ${named})`,
+    branch: sql` union all
+    select 'blob', thread_id, checkpoint_ns, null, type, blob, channel, version, null, null, null, delta_chain
+    from page_head
+    union all
+    select 'blob', base_blob.thread_id, base_blob.checkpoint_ns, null, base_blob.type, base_blob.blob, base_blob.channel,
+           base_blob.version, null, null, null, base_blob.delta_chain
+    from ${dialect.chainBaseBlobs("page_head")}`,
+  };
 }
