@@ -74,18 +74,24 @@ export interface ChainSql {
   lookup: "join" | "lateral";
 }
 
+/** Delta rows of a page whose bases chainBaseBlobs loads with it. */
+const MAX_DELTAS_WITH_PAGE = 64;
+
 /** The columns of `base_blob` in Dialect.chainBaseBlobs, in this order. */
 const BASE_BLOB_COLUMNS = ["thread_id", "checkpoint_ns", "channel", "version", "type", "blob", "delta_chain"] as const;
 
 /** Dialect.chainBaseBlobs from a dialect's {@link ChainSql}. */
 export function chainBaseBlobs(b: BlobColumns, head: string, chain: ChainSql): SQL {
   const h = sql.raw(head);
-  const { from, version } = chain.versions(sql`${h}.delta_chain`);
+  const { from, version } = chain.versions(sql.raw("delta.delta_chain"));
   // EXCEPT: each base once, and none the page reads anyway (a list's heads extend each other).
+  // The limit bounds the planner's estimate, which otherwise grows with the blob rows
+  // per thread (PostgreSQL's generic plan of a long thread's getTuple reached
+  // jit_above_cost); a page with more delta rows gets the rest from delta-read.ts.
   const wanted = sql`(
-      select ${h}.thread_id as thread_id, ${h}.ns_key as ns_key, ${h}.channel as channel, ${version} as version
-      from ${h} cross join ${from}
-      where ${h}.delta_chain is not null
+      select delta.thread_id as thread_id, delta.ns_key as ns_key, delta.channel as channel, ${version} as version
+      from (select * from ${h} where ${h}.delta_chain is not null limit ${sql.raw(String(MAX_DELTAS_WITH_PAGE))}) as delta
+        cross join ${from}
       except
       select thread_id, ns_key, channel, version from ${h}
     ) as wanted`;

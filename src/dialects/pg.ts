@@ -192,9 +192,13 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     // Lateral like pageBlobs: as a join, PostgreSQL hashed every blob partition.
     chainBaseBlobs: (head) =>
       chainBaseBlobs(columns.blobs, head, {
-        // A function in FROM sees the items before it (implicitly lateral).
+        // The limit bounds the planner's estimate (100 rows per set-returning function):
+        // unbounded, a generic plan's cost passed jit_above_cost, and JIT compiled the
+        // statement on every call (about 150 ms). A chain has one base per set bit of its
+        // number, so 16 covers 65,535 values; any base beyond is fetched by delta-read.ts.
         versions: (deltaChain) => ({
-          from: sql`jsonb_array_elements_text(cast(${deltaChain} as jsonb) -> 'bases') as chain_base(version)`,
+          from: sql`lateral (select version from jsonb_array_elements_text(cast(${deltaChain} as jsonb) -> 'bases')
+            as bases(version) limit 16) as chain_base`,
           version: sql.raw("chain_base.version"),
         }),
         lookup: "lateral",

@@ -3,18 +3,24 @@ import type { Dialect, Row } from "../dialects/dialect.js";
 import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "./statements.js";
 import { as, parseJsonColumn, rowKey } from "./values.js";
 
-/** Checkpoints, writes and blobs of a page in one query, where the dialect can name the blobs in SQL. */
+/**
+ * Checkpoints, writes and blobs of a page in one query, where the dialect can name the
+ * blobs in SQL; `withBases`: also the bases of its incremental values (see
+ * Dialect.chainBaseBlobs). getTuple asks for them; a list page does not: PostgreSQL's
+ * estimate for a page of 100 made the statement costly enough to be JIT-compiled.
+ */
 export async function queryPageAtOnce(
   dialect: Dialect,
   templates: Templates,
   page: () => SQL,
   values: Values,
   key: string | undefined,
+  withBases: boolean,
 ): Promise<Row[]> {
   const { blobs: b, writes: w } = dialect.columns;
   // The bases of the page's incremental values, in the same statement (else delta-read.ts fetches them).
   const basesBranch = () =>
-    dialect.chainBaseBlobs
+    dialect.chainBaseBlobs && withBases
       ? sql`
     union all
     select 'blob', null, base_blob.thread_id, base_blob.checkpoint_ns, null, null, base_blob.type, base_blob.blob,
