@@ -61,6 +61,8 @@ export interface Subject {
   explainFilter?(filter: { user: string; step: number }, run: () => Promise<unknown>): Promise<string>;
   /** Our savers: the plan of the first query `run` sends (e.g. a getTuple), as executed. */
   explainQuery?(run: () => Promise<unknown>): Promise<string>;
+  /** Our savers: the statements `run` sends, as drizzle's logger sees them. */
+  recordQueries?(run: () => Promise<unknown>): Promise<CapturedQuery[]>;
   /**
    * CPU time (ms) used so far by the database server processes serving this saver
    * (PostgreSQL backends connected to its database); NaN where they cannot be told apart.
@@ -74,7 +76,7 @@ export interface Servers {
   mysqlUrl?: string;
 }
 
-interface CapturedQuery {
+export interface CapturedQuery {
   query: string;
   params: unknown[];
 }
@@ -89,12 +91,18 @@ class QueryCapture implements Logger {
 
   /** The first query `run` sent (the checkpoint selection of a `list`). */
   async first(run: () => Promise<unknown>): Promise<CapturedQuery> {
-    this.recording = [];
+    const [query] = await this.all(run);
+    if (!query) throw new Error("no query was recorded");
+    return query;
+  }
+
+  /** Every query `run` sent. */
+  async all(run: () => Promise<unknown>): Promise<CapturedQuery[]> {
+    const recording: CapturedQuery[] = [];
+    this.recording = recording;
     try {
       await run();
-      const [query] = this.recording;
-      if (!query) throw new Error("no query was recorded");
-      return query;
+      return recording;
     } finally {
       this.recording = undefined;
     }
@@ -373,6 +381,7 @@ export async function oursPostgres(workspace: Workspace): Promise<Subject> {
     ...pgHelpers(admin, ["checkpoints", "checkpoint_blobs", "checkpoint_writes"], isLocal(url)),
     explainFilter: (_filter, run) => explainQuery(run),
     explainQuery,
+    recordQueries: (run) => capture.all(run),
     async close() {
       await client.end();
       await admin.end();
@@ -485,6 +494,7 @@ export async function oursMysql(workspace: Workspace): Promise<Subject> {
     },
     explainFilter: (_filter, run) => explainQuery(run),
     explainQuery,
+    recordQueries: (run) => capture.all(run),
     async close() {
       await pool.end();
       await admin.end();
@@ -589,6 +599,7 @@ export async function oursSqlite(workspace: Workspace): Promise<Subject> {
     ...helpers,
     explainFilter: (_filter, run) => explainQuery(run),
     explainQuery,
+    recordQueries: (run) => capture.all(run),
     async close() {
       db.close();
     },

@@ -1,6 +1,6 @@
 /** SQL that several dialects write the same way. */
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
-import type { CheckpointColumns, InsertSpec } from "./dialect.js";
+import type { BlobColumns, CheckpointColumns, InsertSpec } from "./dialect.js";
 
 const names = (columns: Column[]) =>
   sql.join(
@@ -64,4 +64,53 @@ export async function retryOnDeadlock<T>(isDeadlock: (error: unknown) => boolean
       if (attempt >= 5 || !isDeadlock(error)) throw error;
     }
   }
+}
+
+/** How a dialect lists the versions a `delta_chain` names, and joins the blobs table to a row. */
+export interface ChainSql {
+  /** A FROM item to cross join after the row of `deltaChain`, and the expression of one version. */
+  versions(deltaChain: SQL): { from: SQL; version: SQL };
+  /** `lateral`: the blob lookup as a lateral subquery (PostgreSQL: an index lookup per base, each partition pruned). */
+  lookup: "join" | "lateral";
+}
+
+/** Delta rows of a page whose bases chainBaseBlobs loads with it. */
+const MAX_DELTAS_WITH_PAGE = 64;
+
+/** The columns of `base_blob` in Dialect.chainBaseBlobs, in this order. */
+const BASE_BLOB_COLUMNS = ["thread_id", "checkpoint_ns", "channel", "version", "type", "blob", "delta_chain"] as const;
+
+/** Dialect.chainBaseBlobs from a dialect's {@link ChainSql}. */
+export function chainBaseBlobs(b: BlobColumns, head: string, chain: ChainSql): SQL {
+  const h = sql.raw(head);
+  const { from, version } = chain.versions(sql.raw("delta.delta_chain"));
+  // EXCEPT: each base once, and none the page reads anyway (a list's heads extend each other).
+  // The limit bounds the planner's estimate, which otherwise grows with the blob rows
+  // per thread (PostgreSQL's generic plan of a long thread's getTuple reached
+  // jit_above_cost); a page with more delta rows gets the rest from delta-read.ts.
+  const wanted = sql`(
+      select delta.thread_id as thread_id, delta.ns_key as ns_key, delta.channel as channel, ${version} as version
+      from (select * from ${h} where ${h}.delta_chain is not null limit ${sql.raw(String(MAX_DELTAS_WITH_PAGE))}) as delta
+        cross join ${from}
+      except
+      select thread_id, ns_key, channel, version from ${h}
+    ) as wanted`;
+  const source = [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain];
+  const matches = (blob: (column: Column) => SQL) =>
+    sql`${blob(b.threadId)} = wanted.thread_id and ${blob(b.nsKey)} = wanted.ns_key
+      and ${blob(b.channel)} = wanted.channel and ${blob(b.version)} = wanted.version`;
+  if (chain.lookup === "lateral") {
+    const selected = sql.join(
+      source.map((column, i) => sql`${column} as ${sql.identifier(BASE_BLOB_COLUMNS[i])}`),
+      sql`, `,
+    );
+    // The key is unique; "limit 1" keeps PostgreSQL from flattening the subquery into a
+    // join, which it hashed over every blob partition instead of looking each base up.
+    return sql`${wanted} cross join lateral (
+      select ${selected} from ${b.table} where ${matches((column) => sql`${column}`)} limit 1) as base_blob`;
+  }
+  // The blobs table's own column names are those of base_blob. The planner looks each
+  // base up by key on its own (SQLite).
+  return sql`${wanted} join ${b.table} as base_blob
+    on ${matches((column) => sql`base_blob.${sql.identifier(column.name)}`)}`;
 }

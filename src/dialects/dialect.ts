@@ -186,6 +186,14 @@ export interface Dialect {
    */
   pageBlobs?(blobs: BlobColumns): SQL;
   /**
+   * Optional: a FROM clause giving, as `base_blob` (thread_id, checkpoint_ns, channel,
+   * version, type, blob, delta_chain), the blob rows that the delta rows of the CTE
+   * named `head` (thread_id, ns_key, channel, version, delta_chain) extend and that
+   * `head` lacks. With it, the statement that loads a page's blobs also loads the bases
+   * of its incremental values; without it they take a query of their own.
+   */
+  chainBaseBlobs?(head: string): SQL;
+  /**
    * Up to `limit` threads with an id after `cursor`, in id order, as rows
    * (thread_id, idle): idle is 1 when the thread's newest `created_at` is before
    * `idleBefore`. Must read the (thread_id, created_at) index, not every checkpoint.

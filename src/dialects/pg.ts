@@ -3,7 +3,7 @@ import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { Executor, Runner } from "../drivers/executor.js";
 import { type Bound, isBound, LruCache, type Statement } from "../saver/statements.js";
 import type { PgCheckpointTables } from "../schema/pg.js";
-import { onConflictInsert, retryOnDeadlock, threadActivityBySkipScan } from "./common-sql.js";
+import { chainBaseBlobs, onConflictInsert, retryOnDeadlock, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, MigrationOptions } from "./dialect.js";
 import {
   deleteEmptyThread,
@@ -189,6 +189,20 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
         where ${b.threadId} = page.thread_id and ${b.nsKey} = page.ns_key
           and (${b.channel}, ${b.version}) in (select v.key, v.value from jsonb_each_text(page.channel_versions) as v)
       ) as page_blobs`,
+    // Lateral like pageBlobs: as a join, PostgreSQL hashed every blob partition.
+    chainBaseBlobs: (head) =>
+      chainBaseBlobs(columns.blobs, head, {
+        // The limit bounds the planner's estimate (100 rows per set-returning function):
+        // unbounded, a generic plan's cost passed jit_above_cost, and JIT compiled the
+        // statement on every call (about 150 ms). A chain has one base per set bit of its
+        // number, so 16 covers 65,535 values; any base beyond is fetched by delta-read.ts.
+        versions: (deltaChain) => ({
+          from: sql`lateral (select version from jsonb_array_elements_text(cast(${deltaChain} as jsonb) -> 'bases')
+            as bases(version) limit 16) as chain_base`,
+          version: sql.raw("chain_base.version"),
+        }),
+        lookup: "lateral",
+      }),
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,

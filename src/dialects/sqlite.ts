@@ -3,7 +3,7 @@ import type { Executor } from "../drivers/executor.js";
 import { UnsupportedDriverError } from "../errors.js";
 import { isBound, type Statement } from "../saver/statements.js";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
-import { onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
+import { chainBaseBlobs, onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, Precondition } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { deleteEmptyThread, onConflictThreadPut, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
@@ -206,6 +206,14 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         when type = 'real' and cast(printf('%.15g', value) as real) = value then printf('%.15g', value)
         else cast(value as text) end
       from json_each(${document}) where key = ${key})`,
+    chainBaseBlobs: (head) =>
+      chainBaseBlobs(columns.blobs, head, {
+        versions: (deltaChain) => ({
+          from: sql`json_each(${deltaChain}, '$.bases') as chain_base`,
+          version: sql.raw("chain_base.value"),
+        }),
+        lookup: "join",
+      }),
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     epochMillis: (ms) => sql`${ms}`,

@@ -4,6 +4,7 @@ import type { Dialect, Row } from "../dialects/dialect.js";
 import { SerializationError } from "../errors.js";
 import { baseSeqs, DELTA_TYPE_PREFIX, type LineageLink, parseStoredChain, type ValueLineage } from "./deltas.js";
 import { chunks } from "./remove.js";
+import { Templates, type Values } from "./statements.js";
 import { decodeStored, type StoredValuePlace } from "./stored-values.js";
 import { as } from "./values.js";
 
@@ -31,6 +32,8 @@ export class ValueAssembler {
     private readonly serde: SerializerProtocol,
   ) {}
 
+  private readonly templates = new Templates();
+
   /** Adds to `blobs` (rows by {@link blobKey}) the bases its delta rows name that it lacks, in one query. */
   async addBases(blobs: Map<string, Row>): Promise<void> {
     const missing = new Map<string, { threadId: string; ns: string; pairs: Map<string, [string, string]> }>();
@@ -49,25 +52,43 @@ export class ValueAssembler {
         entry.pairs.set(JSON.stringify([row.channel, version]), [row.channel as string, version]);
       }
     }
+    const groups = [...missing.values()].flatMap(({ threadId, ns, pairs }) =>
+      chunks([...pairs.values()]).map((chunk) => ({ threadId, ns, pairs: chunk })),
+    );
+    if (groups.length === 0) return;
+    const values: Values = {};
+    groups.forEach(({ threadId, ns, pairs }, g) => {
+      values[`base${g}.thread`] = threadId;
+      values[`base${g}.ns`] = this.dialect.nsKey(ns);
+      pairs.forEach(([channel, version], k) => {
+        values[`base${g}.channel${k}`] = channel;
+        values[`base${g}.version${k}`] = version;
+      });
+    });
+    // A template per shape (pairs per group), compiled once: this runs on every read of
+    // an incremental value where the dialect cannot fetch the bases with the page.
+    const shape = groups.map(({ pairs }) => pairs.length).join(",");
+    const rows = await this.dialect.query(
+      this.templates.statement(`bases.${shape}`, () => this.basesQuery(groups), values),
+    );
+    for (const row of rows) blobs.set(blobKey(row.thread_id, row.checkpoint_ns, row.channel, row.version), row);
+  }
+
+  /** The blob rows of the given (thread, namespace) groups' (channel, version) pairs, with placeholders. */
+  private basesQuery(groups: { pairs: [string, string][] }[]): SQL {
     const b = this.dialect.columns.blobs;
-    const conditions: SQL[] = [];
-    for (const { threadId, ns, pairs } of missing.values()) {
-      for (const chunk of chunks([...pairs.values()])) {
-        const list = sql.join(
-          chunk.map(([channel, version]) => sql`(${channel}, ${version})`),
-          sql`, `,
-        );
-        conditions.push(
-          sql`(${b.threadId} = ${threadId} and ${b.nsKey} = ${this.dialect.nsKey(ns)} and (${b.channel}, ${b.version}) in (${list}))`,
-        );
-      }
-    }
-    if (conditions.length === 0) return;
-    const rows = await this.dialect.query(sql`
+    const p = sql.placeholder;
+    const conditions = groups.map(({ pairs }, g) => {
+      const list = sql.join(
+        pairs.map((_, k) => sql`(${p(`base${g}.channel${k}`)}, ${p(`base${g}.version${k}`)})`),
+        sql`, `,
+      );
+      return sql`(${b.threadId} = ${p(`base${g}.thread`)} and ${b.nsKey} = ${p(`base${g}.ns`)} and (${b.channel}, ${b.version}) in (${list}))`;
+    });
+    return sql`
       select ${as(b.threadId, "thread_id")}, ${as(b.checkpointNs, "checkpoint_ns")}, ${as(b.channel, "channel")},
              ${as(b.version, "version")}, ${as(b.type, "type")}, ${as(b.blob, "data")}, ${as(b.deltaChain, "delta_chain")}
-      from ${b.table} where ${sql.join(conditions, sql` or `)}`);
-    for (const row of rows) blobs.set(blobKey(row.thread_id, row.checkpoint_ns, row.channel, row.version), row);
+      from ${b.table} where ${sql.join(conditions, sql` or `)}`;
   }
 
   /** The value of a blob row, whole or reassembled from the rows in `blobs` (see addBases). */

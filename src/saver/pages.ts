@@ -3,17 +3,36 @@ import type { Dialect, Row } from "../dialects/dialect.js";
 import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "./statements.js";
 import { as, parseJsonColumn, rowKey } from "./values.js";
 
-/** Checkpoints, writes and blobs of a page in one query, where the dialect can name the blobs in SQL. */
+/**
+ * Checkpoints, writes and blobs of a page in one query, where the dialect can name the
+ * blobs in SQL; `withBases`: also the bases of its incremental values (see
+ * Dialect.chainBaseBlobs). getTuple asks for them; a list page does not: PostgreSQL's
+ * estimate for a page of 100 made the statement costly enough to be JIT-compiled.
+ */
 export async function queryPageAtOnce(
   dialect: Dialect,
   templates: Templates,
   page: () => SQL,
   values: Values,
   key: string | undefined,
+  withBases: boolean,
 ): Promise<Row[]> {
   const { blobs: b, writes: w } = dialect.columns;
+  // The bases of the page's incremental values, in the same statement (else delta-read.ts fetches them).
+  const basesBranch = () =>
+    dialect.chainBaseBlobs && withBases
+      ? sql`
+    union all
+    select 'blob', null, base_blob.thread_id, base_blob.checkpoint_ns, null, null, base_blob.type, base_blob.blob,
+           null, base_blob.channel, base_blob.version, null, null, null, base_blob.delta_chain
+    from ${dialect.chainBaseBlobs("page_blobs")}`
+      : sql``;
   const build = () => sql`
-    with page as (${page()})
+    with page as (${page()}),
+    page_blobs as (
+      select page.ns_key as ns_key, page_blobs.thread_id, page_blobs.checkpoint_ns, page_blobs.channel,
+             page_blobs.version, page_blobs.type, page_blobs.blob, page_blobs.delta_chain
+      from ${dialect.pageBlobs?.(b)})
     select 'checkpoint' as ${sql.identifier("kind")}, page.position as ${sql.identifier("position")},
            page.thread_id as ${sql.identifier("thread_id")}, page.checkpoint_ns as ${sql.identifier("checkpoint_ns")},
            page.checkpoint_id as ${sql.identifier("checkpoint_id")},
@@ -32,7 +51,7 @@ export async function queryPageAtOnce(
     union all
     select 'blob', null, page_blobs.thread_id, page_blobs.checkpoint_ns, null, null, page_blobs.type,
            page_blobs.blob, null, page_blobs.channel, page_blobs.version, null, null, null, page_blobs.delta_chain
-    from ${dialect.pageBlobs?.(b)}`;
+    from page_blobs${basesBranch()}`;
   return dialect.query(templates.statement(key && `${key}.atOnce`, build, values));
 }
 
@@ -142,19 +161,47 @@ async function relatedRows(dialect: Dialect, templates: Templates, list: Group[]
             sql`(${b.threadId} = ${p(`g${i}.thread`)} and ${b.nsKey} = ${p(`g${i}.ns`)} and (${b.channel}, ${b.version}) in (${commas([...g.blobs.keys()].map((_, k) => sql`(${p(`g${i}.channel${k}`)}, ${p(`g${i}.version${k}`)})`))}))`,
           ],
     );
-    const blobBranch =
-      blobKeys.length === 0
-        ? sql``
-        : sql` union all
-    select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version}, null, null, null,
-           ${b.deltaChain}
-    from ${b.table} where ${sql.join(blobKeys, sql` or `)}`;
-    return sql`
+    const { head, branch } = blobsBranch(dialect, blobKeys);
+    return sql`${head}
     select 'write' as ${sql.identifier("kind")}, ${as(w.threadId, "thread_id")}, ${as(w.checkpointNs, "checkpoint_ns")},
            ${as(w.checkpointId, "checkpoint_id")}, ${as(w.type, "type")}, ${as(w.blob, "data")},
            ${as(w.channel, "channel")}, null as ${sql.identifier("version")}, ${as(w.taskId, "task_id")},
            ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, null as ${sql.identifier("delta_chain")}
-    from ${w.table} where ${writeKeys.length === 0 ? sql`1 = 0` : sql.join(writeKeys, sql` or `)}${blobBranch}`;
+    from ${w.table} where ${writeKeys.length === 0 ? sql`1 = 0` : sql.join(writeKeys, sql` or `)}${branch}`;
   };
   return dialect.query(templates.statement(`related.${shape}`, build, values));
+}
+
+/**
+ * The union branch of the blobs the page names (`blobKeys`), and with the dialect's
+ * chainBaseBlobs the branch of the bases their deltas extend: the named blobs are then
+ * a CTE (`head`, put before the statement) that both branches read.
+ */
+function blobsBranch(dialect: Dialect, blobKeys: SQL[]): { head: SQL; branch: SQL } {
+  const b = dialect.columns.blobs;
+  if (blobKeys.length === 0) return { head: sql``, branch: sql`` };
+  const named = sql.join(blobKeys, sql` or `);
+  if (!dialect.chainBaseBlobs) {
+    return {
+      head: sql``,
+      branch: sql` union all
+    select 'blob', ${b.threadId}, ${b.checkpointNs}, null, ${b.type}, ${b.blob}, ${b.channel}, ${b.version},
+           null, null, null, ${b.deltaChain}
+    from ${b.table} where ${named}`,
+    };
+  }
+  return {
+    head: sql`with page_head as (
+      select ${as(b.threadId, "thread_id")}, ${as(b.checkpointNs, "checkpoint_ns")}, ${as(b.nsKey, "ns_key")},
+             ${as(b.channel, "channel")}, ${as(b.version, "version")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
+             ${as(b.deltaChain, "delta_chain")}
+      from ${b.table} where ${named})`,
+    branch: sql` union all
+    select 'blob', thread_id, checkpoint_ns, null, type, blob, channel, version, null, null, null, delta_chain
+    from page_head
+    union all
+    select 'blob', base_blob.thread_id, base_blob.checkpoint_ns, null, base_blob.type, base_blob.blob, base_blob.channel,
+           base_blob.version, null, null, null, base_blob.delta_chain
+    from ${dialect.chainBaseBlobs("page_head")}`,
+  };
 }

@@ -165,7 +165,7 @@ export class CheckpointReader {
       limit ${sql.raw(String(limit))}`;
     const pageKey = key && `${key}.${limit}`;
     const rows = this.dialect.pageBlobs
-      ? await queryPageAtOnce(this.dialect, this.templates, page, values, pageKey)
+      ? await queryPageAtOnce(this.dialect, this.templates, page, values, pageKey, limit === 1)
       : await queryPageByKeys(this.dialect, this.templates, this.templates.statement(pageKey, page, values));
 
     const checkpointRows = rows

@@ -21,7 +21,7 @@ function readLength(bytes: Uint8Array, pos: number, size: number): number {
 /** Payload sizes of fixext 1, 2, 4, 8, 16 (head bytes 0xd4 to 0xd8). */
 const FIXEXT_SIZES = [1, 2, 4, 8, 16];
 /** Bytes after the head byte of the fixed-size types, by head byte (0xc0 to 0xd3). */
-const FIXED_SIZES: Record<number, number> = {
+const FIXED_SIZES: Partial<Record<number, number>> = {
   192: 0,
   194: 0,
   195: 0,
@@ -37,47 +37,62 @@ const FIXED_SIZES: Record<number, number> = {
   211: 8,
 };
 
-type Item =
-  | { kind: "scalar"; header: number; length: number }
-  | { kind: "container"; header: number; items: number }
-  /** `header` stops before the extension's type byte; `length` is its payload's. */
-  | { kind: "ext"; header: number; length: number };
+/** What a head byte announces (see readItem): a scalar, a container or an extension. */
+const SCALAR = 0;
+const CONTAINER = 1;
+/** `header` stops before the extension's type byte; `size` is its payload's length. */
+const EXT = 2;
 
-/** What the head byte `head` at `pos` announces, without reading its payload. */
-function itemAt(bytes: Uint8Array, pos: number, head: number): Item {
-  if (head <= 0x7f || head >= 0xe0) return { kind: "scalar", header: 1, length: 0 };
-  if (head <= 0x8f) return { kind: "container", header: 1, items: 2 * (head - 0x80) };
-  if (head <= 0x9f) return { kind: "container", header: 1, items: head - 0x90 };
-  if (head <= 0xbf) return { kind: "scalar", header: 1, length: head - 0xa0 };
-  if (head in FIXED_SIZES) return { kind: "scalar", header: 1, length: FIXED_SIZES[head] };
-  const sized = (size: number) => readLength(bytes, pos + 1, size);
+/**
+ * The header length and size of the item read last by {@link readItem}, which returns
+ * its kind: module state rather than an object per element, since the check runs
+ * over every stored value a read decodes.
+ */
+let header = 0;
+/** Payload bytes of a scalar or extension, elements of a container. */
+let size = 0;
+
+/** Reads what the head byte `head` at `pos` announces, without reading its payload; returns its kind. */
+function readItem(bytes: Uint8Array, pos: number, head: number): number {
+  if (head <= 0x7f || head >= 0xe0) return set(SCALAR, 1, 0);
+  if (head <= 0x8f) return set(CONTAINER, 1, 2 * (head - 0x80));
+  if (head <= 0x9f) return set(CONTAINER, 1, head - 0x90);
+  if (head <= 0xbf) return set(SCALAR, 1, head - 0xa0);
+  const fixed = FIXED_SIZES[head];
+  if (fixed !== undefined) return set(SCALAR, 1, fixed);
   switch (head) {
     case 0xc4:
     case 0xd9:
-      return { kind: "scalar", header: 2, length: sized(1) };
+      return set(SCALAR, 2, readLength(bytes, pos + 1, 1));
     case 0xc5:
     case 0xda:
-      return { kind: "scalar", header: 3, length: sized(2) };
+      return set(SCALAR, 3, readLength(bytes, pos + 1, 2));
     case 0xc6:
     case 0xdb:
-      return { kind: "scalar", header: 5, length: sized(4) };
+      return set(SCALAR, 5, readLength(bytes, pos + 1, 4));
     case 0xc7:
-      return { kind: "ext", header: 2, length: sized(1) };
+      return set(EXT, 2, readLength(bytes, pos + 1, 1));
     case 0xc8:
-      return { kind: "ext", header: 3, length: sized(2) };
+      return set(EXT, 3, readLength(bytes, pos + 1, 2));
     case 0xc9:
-      return { kind: "ext", header: 5, length: sized(4) };
+      return set(EXT, 5, readLength(bytes, pos + 1, 4));
     case 0xdc:
-      return { kind: "container", header: 3, items: sized(2) };
+      return set(CONTAINER, 3, readLength(bytes, pos + 1, 2));
     case 0xdd:
-      return { kind: "container", header: 5, items: sized(4) };
+      return set(CONTAINER, 5, readLength(bytes, pos + 1, 4));
     case 0xde:
-      return { kind: "container", header: 3, items: 2 * sized(2) };
+      return set(CONTAINER, 3, 2 * readLength(bytes, pos + 1, 2));
     case 0xdf:
-      return { kind: "container", header: 5, items: 2 * sized(4) };
+      return set(CONTAINER, 5, 2 * readLength(bytes, pos + 1, 4));
   }
-  if (head >= 0xd4 && head <= 0xd8) return { kind: "ext", header: 1, length: FIXEXT_SIZES[head - 0xd4] };
+  if (head >= 0xd4 && head <= 0xd8) return set(EXT, 1, FIXEXT_SIZES[head - 0xd4]);
   throw new SerializationError(`invalid msgpack type byte 0x${head.toString(16)}`);
+}
+
+function set(itemKind: number, itemHeader: number, itemSize: number): number {
+  header = itemHeader;
+  size = itemSize;
+  return itemKind;
 }
 
 /**
@@ -95,26 +110,27 @@ export function checkMsgpack(bytes: Uint8Array, nested: ReadonlySet<number>, bas
   let pos = 0;
   while (owed > 0) {
     if (pos >= bytes.length) throw new SerializationError("truncated msgpack data");
-    const item = itemAt(bytes, pos, bytes[pos]);
+    const kind = readItem(bytes, pos, bytes[pos]);
     owed--;
     if (open.length > 0) open[open.length - 1]--;
-    pos += item.header;
+    pos += header;
     const remaining = bytes.length - pos;
-    if (item.kind === "container") {
-      if (owed + item.items > remaining) {
-        throw new SerializationError(`msgpack header declares ${item.items} elements, more than the data holds`);
+    if (kind === CONTAINER) {
+      if (owed + size > remaining) {
+        throw new SerializationError(`msgpack header declares ${size} elements, more than the data holds`);
       }
-      if (item.items > 0) {
-        open.push(item.items);
-        owed += item.items;
+      if (size > 0) {
+        open.push(size);
+        owed += size;
         if (baseDepth + open.length > MAX_NESTING_DEPTH) throw tooDeep();
       }
     } else {
-      const length = item.kind === "ext" ? item.length + 1 : item.length;
+      const length = kind === EXT ? size + 1 : size;
       if (length > remaining) {
-        throw new SerializationError(`msgpack header declares ${item.length} bytes, more than the data holds`);
+        throw new SerializationError(`msgpack header declares ${size} bytes, more than the data holds`);
       }
-      if (item.kind === "ext" && nested.has((bytes[pos] << 24) >> 24)) {
+      if (kind === EXT && nested.has((bytes[pos] << 24) >> 24)) {
+        // The recursive check overwrites the item state; nothing of it is used afterwards.
         checkMsgpack(bytes.subarray(pos + 1, pos + length), nested, baseDepth + open.length + 1);
       }
       pos += length;
