@@ -14,6 +14,15 @@ export {
 } from "./errors.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
 export { FILTER_LIMITS } from "./saver/metadata.js";
+export type {
+  RetentionPolicy,
+  RetentionStrategy,
+  SweeperHandle,
+  SweeperOptions,
+  SweepOptions,
+  SweepProgress,
+  SweepResult,
+} from "./saver/retention.js";
 export {
   type CountThreadsOptions,
   DrizzleSaver,

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Dialect } from "../dialects/dialect.js";
+import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { parseStoredChain } from "./deltas.js";
 import { fromStoredJson } from "./metadata.js";
 import { as, parseJsonColumn } from "./values.js";
@@ -15,6 +15,8 @@ export interface StoredCheckpoint {
   metadata: Record<string, unknown>;
   /** The newest of its namespace in the database's order, the one getTuple and list return first. */
   isLatest: boolean;
+  /** 1 for the newest of its namespace, 2 for the one before, and so on (checkpoint id order). */
+  rank: number;
 }
 
 export function chunks<T>(items: T[]): T[][] {
@@ -38,15 +40,20 @@ const inList = (items: SQL[]) => sql.join(items, sql`, `);
  * are orphans on what remains once the first has committed, so the values a put that
  * landed meanwhile refers to stay. A put landing after that refers only to values a
  * remaining checkpoint also refers to, or to values it wrote itself.
+ *
+ * With a `precondition` (a sweep's claim of the thread), the first unit writes only
+ * when its rows exist when it runs: its error is thrown, and nothing was removed.
+ * Returns whether any checkpoint was removed.
  */
 export async function removeCheckpoints(
   dialect: Dialect,
   threadId: string,
   choose: (rows: StoredCheckpoint[]) => StoredCheckpoint[],
-): Promise<void> {
+  precondition?: Precondition,
+): Promise<boolean> {
   const before = await readThread(dialect, threadId);
   const removed = choose(before);
-  if (removed.length === 0) return;
+  if (removed.length === 0) return false;
   const gone = new Set(removed.map((row) => JSON.stringify([row.ns, row.checkpointId])));
   const isGone = (ns: string, id: string | null) => id !== null && gone.has(JSON.stringify([ns, id]));
   const parentOf = new Map(before.map((row) => [JSON.stringify([row.ns, row.checkpointId]), row.parentCheckpointId]));
@@ -68,7 +75,10 @@ export async function removeCheckpoints(
       deletes.push(sql`delete from ${c.table} where ${key(c)}`, sql`delete from ${w.table} where ${key(w)}`);
     }
   }
-  await dialect.atomically([...relinks(before.filter((row) => !isGone(row.ns, row.checkpointId))), ...deletes]);
+  await dialect.atomically(
+    [...relinks(before.filter((row) => !isGone(row.ns, row.checkpointId))), ...deletes],
+    precondition,
+  );
   await dialect.refreshThread(threadId);
 
   // What remains now includes any put that committed while the checkpoints were deleted.
@@ -78,6 +88,7 @@ export async function removeCheckpoints(
   const chains = await readDeltaChains(dialect, threadId);
   const cleanup = [...relinks(newcomers), ...orphanBlobDeletes(dialect, threadId, removed, after, chains)];
   if (cleanup.length > 0) await dialect.atomically(cleanup);
+  return true;
 }
 
 async function readThread(dialect: Dialect, threadId: string): Promise<StoredCheckpoint[]> {
@@ -95,6 +106,7 @@ async function readThread(dialect: Dialect, threadId: string): Promise<StoredChe
     versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
     metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
     isLatest: Number(row.newest) === 1,
+    rank: Number(row.newest),
   }));
 }
 

@@ -22,7 +22,18 @@ import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
 import { CheckpointReader } from "./read.js";
+import {
+  type RetentionPolicy,
+  resolvePolicy,
+  type SweeperHandle,
+  type SweeperOptions,
+  type SweepOptions,
+  type SweepResult,
+  sweepPolicy,
+} from "./retention.js";
 import { Templates } from "./statements.js";
+import { ThreadSweeper } from "./sweep.js";
+import { startSweeper } from "./sweeper.js";
 import {
   type CountThreadsOptions,
   countThreads,
@@ -68,6 +79,13 @@ export interface DrizzleSaverOptions {
    * be changed in place once stored, as LangGraph's reducers never do.
    */
   incrementalValues?: number;
+  /**
+   * What `sweep()` and `startSweeper()` do to idle threads: `{ idleFor: "30d", strategy:
+   * "delete" }` removes every thread with no checkpoint (in any namespace) for 30 days;
+   * `strategy: "keep_latest", keepLast: n` keeps its newest n checkpoints of each
+   * namespace. Pinned threads are never touched. Nothing runs until one of them is called.
+   */
+  retention?: RetentionPolicy;
 }
 
 /** See {@link DrizzleSaverOptions.incrementalValues}. */
@@ -91,6 +109,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly deltaChannels: DeltaChannelWalk;
   private readonly reader: CheckpointReader;
   private readonly writer: CheckpointWriter;
+  private readonly retention: RetentionPolicy | undefined;
+  private readonly sweeper: ThreadSweeper;
+  private readonly sweepers = new Set<SweeperHandle>();
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -105,6 +126,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     this.reader = new CheckpointReader(dialect, this.serde, templates, deltas);
     this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas);
     this.lifecycle = new ThreadLifecycle(dialect);
+    if (options.retention !== undefined) resolvePolicy(options.retention, "retention");
+    this.retention = options.retention === undefined ? undefined : { ...options.retention };
+    this.sweeper = new ThreadSweeper(dialect);
     this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
     const folder = findMigrationsFolder(migrations);
     if (options.spider !== undefined && options.tables !== undefined) {
@@ -189,8 +213,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     return countThreads(this.dialect, options);
   }
 
-  /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
+  /** Stops this saver's sweepers (waiting for their passes), then closes the connection if `fromUrl` opened it; a database passed in is left open. */
   async close(): Promise<void> {
+    await Promise.all([...this.sweepers].map((handle) => handle.stop()));
     const close = this.closeConnection;
     this.closeConnection = async () => {};
     await close();
@@ -257,12 +282,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * "keep_latest" (default) keeps only the newest checkpoint of each namespace of each
-   * thread, with its pending writes and the blobs it references; "delete" removes the
-   * threads. Blobs no remaining checkpoint references are removed.
+   * "keep_latest" (default) keeps only the newest checkpoint (the newest `keepLast`,
+   * default 1) of each namespace of each thread, with their pending writes and the blobs
+   * they reference; "delete" removes the threads. Blobs no remaining checkpoint references are removed.
    */
-  async prune(threadIds: string[], options: { strategy?: PruneStrategy } = {}): Promise<void> {
-    await this.lifecycle.prune(threadIds, options.strategy ?? "keep_latest");
+  async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number } = {}): Promise<void> {
+    await this.lifecycle.prune(threadIds, options.strategy ?? "keep_latest", options.keepLast);
   }
 
   /** Removes the checkpoints whose metadata `run_id` is one of `runIds`, with their writes and orphaned blobs. */
@@ -276,5 +301,46 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
     return this.lifecycle.expireThreads(options);
+  }
+
+  /**
+   * One retention pass: every thread idle for `idleFor` (its newest checkpoint in any
+   * namespace, by the database's clock) and not pinned is deleted or pruned, each in a
+   * unit that claims the thread and re-checks that under the lock. Options override the
+   * saver's `retention` for this pass. Concurrent sweeps (other processes too) never
+   * handle one thread at once; a put that lands first keeps its thread.
+   */
+  async sweep(options: SweepOptions = {}): Promise<SweepResult> {
+    const policy = sweepPolicy(this.retention, options);
+    return this.sweeper.sweep(policy, options);
+  }
+
+  /**
+   * Sweeps at once and then `intervalMs` after each pass ends, until `stop()` (or
+   * `close()`). The timer never keeps the process alive; a failed pass goes to `onError`
+   * (default: `console.error`) and the next pass runs as planned.
+   */
+  startSweeper(options: SweeperOptions): SweeperHandle {
+    const { intervalMs: _interval, onError: _error, onSweep: _sweep, ...sweepOptions } = options ?? {};
+    sweepPolicy(this.retention, sweepOptions);
+    const inner = startSweeper((pass) => this.sweep(pass), options);
+    const handle: SweeperHandle = {
+      stop: async () => {
+        this.sweepers.delete(handle);
+        await inner.stop();
+      },
+    };
+    this.sweepers.add(handle);
+    return handle;
+  }
+
+  /** Marks the thread so that no retention policy (sweep, expireThreads) touches it; InvalidInputError when it has no checkpoints. */
+  async pinThread(threadId: string): Promise<void> {
+    await this.sweeper.setPinned(threadId, true);
+  }
+
+  /** Lets retention policies handle the thread again; InvalidInputError when it has no checkpoints. */
+  async unpinThread(threadId: string): Promise<void> {
+    await this.sweeper.setPinned(threadId, false);
   }
 }
