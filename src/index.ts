@@ -20,6 +20,7 @@ export type {
   SweeperHandle,
   SweeperOptions,
   SweepOptions,
+  SweepOutcome,
   SweepProgress,
   SweepResult,
 } from "./saver/retention.js";

@@ -54,7 +54,12 @@ export interface SweepOptions extends Partial<RetentionPolicy> {
   dryRun?: boolean;
   /** Called after each batch with the totals so far. */
   onProgress?: (progress: SweepProgress) => void;
+  /** Called after each thread's turn with what happened to it (an audit log, say). */
+  onThread?: (threadId: string, outcome: SweepOutcome) => void;
 }
+
+/** What a sweep did to one idle thread; see {@link SweepProgress}. */
+export type SweepOutcome = "deleted" | "pruned" | "unchanged" | "skipped";
 
 /** Options of `startSweeper()`. */
 export interface SweeperOptions extends Omit<SweepOptions, "dryRun"> {

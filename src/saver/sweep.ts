@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
 import { removeCheckpoints } from "./remove.js";
-import type { ResolvedPolicy, SweepOptions, SweepProgress, SweepResult } from "./retention.js";
+import type { ResolvedPolicy, SweepOptions, SweepOutcome, SweepProgress, SweepResult } from "./retention.js";
 import { as, requireId } from "./values.js";
 
 /** Thrown by a claim's precondition when the thread is not idle, pinned, or held by another transaction. */
@@ -14,8 +14,6 @@ export interface Claim {
   /** A value comparable with `updated_at` (Dialect.millisAgo or epochMillis). */
   cutoff: SQL;
 }
-
-export type ClaimOutcome = "deleted" | "pruned" | "unchanged" | "skipped";
 
 /**
  * Retention on top of a dialect: finds idle threads on the per-thread table and
@@ -47,7 +45,7 @@ export class ThreadSweeper {
    * checkpoints of each namespace. A put that lands first makes it active (skipped);
    * a put that comes after finds its parent gone (MissingParentError).
    */
-  async handle(claim: Claim, policy: Pick<ResolvedPolicy, "strategy" | "keepLast">): Promise<ClaimOutcome> {
+  async handle(claim: Claim, policy: Pick<ResolvedPolicy, "strategy" | "keepLast">): Promise<SweepOutcome> {
     try {
       if (policy.strategy === "keep_latest") {
         const removed = await removeCheckpoints(
@@ -114,7 +112,11 @@ export class ThreadSweeper {
       cursor = batch[batch.length - 1];
       progress.scanned += batch.length;
       if (!dryRun) {
-        for (const threadId of batch) progress[await this.handle({ threadId, cutoff }, policy)]++;
+        for (const threadId of batch) {
+          const outcome = await this.handle({ threadId, cutoff }, policy);
+          progress[outcome]++;
+          options.onThread?.(threadId, outcome);
+        }
       }
       options.onProgress?.({ ...progress });
       if (batch.length < batchSize) break;

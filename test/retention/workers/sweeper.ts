@@ -1,0 +1,33 @@
+// A sweeper process: sweeps the database again and again until its time is up,
+// reporting every thread it handled.
+import { DrizzleSaver } from "../../../src/index.js";
+import { argument, barrier, emit, run } from "../../reliability/workers/io.js";
+
+export interface SweeperArgs {
+  url: string;
+  idleForMs: number;
+  durationMs: number;
+  label: string;
+}
+
+const args = argument<SweeperArgs>();
+
+run(async () => {
+  const saver = await DrizzleSaver.fromUrl(args.url, { retention: { idleFor: args.idleForMs, strategy: "delete" } });
+  try {
+    emit({ kind: "ready" });
+    await barrier();
+    const end = Date.now() + args.durationMs;
+    let passes = 0;
+    while (Date.now() < end) {
+      await saver.sweep({
+        batchSize: 5,
+        onThread: (threadId, outcome) => emit({ kind: "thread", threadId, outcome, sweeper: args.label }),
+      });
+      passes++;
+    }
+    emit({ kind: "done", passes });
+  } finally {
+    await saver.close();
+  }
+});
