@@ -1,7 +1,8 @@
 /**
  * Retention sweep (issue 17): one `sweep({ idleFor: "30d", strategy: "delete" })` over
  * 100k idle threads, timed, with peak heap and RSS sampled every 50 ms (memory must not
- * grow with the number of threads: the sweep reads one batch of ids at a time) and the
+ * grow with the number of threads: the sweep reads one batch of ids at a time; sampled
+ * after every batch too) and the
  * progress callbacks counted.
  *
  *   bash scripts/with-databases.sh tsx bench/sweep.ts
@@ -77,11 +78,13 @@ async function measure(dialect: DialectName): Promise<string> {
     const base = process.memoryUsage();
     let peakHeap = base.heapUsed;
     let peakRss = base.rss;
-    const stop = every(50, () => {
+    const sampleMemory = () => {
       const usage = process.memoryUsage();
       peakHeap = Math.max(peakHeap, usage.heapUsed);
       peakRss = Math.max(peakRss, usage.rss);
-    });
+    };
+    // Also after every batch: a synchronous driver (better-sqlite3) may leave timers no turn.
+    const stop = every(50, sampleMemory);
     let reports = 0;
     const load1 = loadavg()[0];
     const start = now();
@@ -89,6 +92,7 @@ async function measure(dialect: DialectName): Promise<string> {
       batchSize: BATCH_SIZE,
       onProgress: ({ scanned }) => {
         reports++;
+        sampleMemory();
         if (reports % 50 === 0) progress(`${dialect}: ${scanned}/${THREADS} threads swept`);
       },
     });

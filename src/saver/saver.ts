@@ -8,19 +8,19 @@ import {
   type CheckpointTuple,
   type DeltaChannelHistory,
   type PendingWrite,
-  type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
-import { connect, type UrlDriver } from "../drivers/connect.js";
-import { type CheckpointTables, resolve, type SupportedDatabase } from "../drivers/registry.js";
+import { connect } from "../drivers/connect.js";
+import { resolve, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
-import { SpiderMigrations, type SpiderOptions } from "../spider/migrations.js";
+import { SpiderMigrations } from "../spider/migrations.js";
 import { DeltaCache } from "./deltas.js";
 import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
+import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
 import { CheckpointReader } from "./read.js";
 import {
   type RetentionPolicy,
@@ -33,7 +33,7 @@ import {
 } from "./retention.js";
 import { Templates } from "./statements.js";
 import { ThreadSweeper } from "./sweep.js";
-import { startSweeper } from "./sweeper.js";
+import { SweeperRegistry } from "./sweeper.js";
 import {
   type CountThreadsOptions,
   countThreads,
@@ -46,55 +46,14 @@ import { configurableOf, optionalNamespace, requireId } from "./values.js";
 import { nextChannelVersion } from "./versions.js";
 import { CheckpointWriter } from "./write.js";
 
-export type { CountThreadsOptions, SearchThreadsOptions, ThreadInfo, ThreadSummary };
-
-export interface DrizzleSaverOptions {
-  /** Serializer for checkpoints, channel values and writes; MessagePack by default. */
-  serde?: SerializerProtocol;
-  /**
-   * Tables the application defined itself with `checkpointTables()` from
-   * "langgraph-checkpoint-drizzle/pg" (or /mysql, /sqlite) and migrates with its own
-   * drizzle-kit. `setup()` then does nothing.
-   */
-  tables?: CheckpointTables;
-  /**
-   * PostgreSQL only: the schema of the saver's tables, created by `setup()` if missing.
-   * Every statement names it, so the connection's search_path does not matter. By
-   * default the tables are where search_path puts them (the current schema).
-   */
-  schema?: string;
-  /** Table recording our applied migrations; default "langgraph_checkpoint_migrations". */
-  migrationsTable?: string;
-  /** PostgreSQL schema of that table; default `schema`, else the current schema (first of search_path). */
-  migrationsSchema?: string;
-  /**
-   * MariaDB Spider: `db` is the Spider head and these are its data nodes; `setup()`
-   * migrates every node and builds the head's Spider tables (README, "Sharding").
-   */
-  spider?: SpiderOptions;
-  /**
-   * Channel values this saver remembers (per thread, namespace and channel) to store an
-   * array that extends one of them as its appended elements only; 0 stores every
-   * value whole. Default 1000. The elements are compared by identity: they must not
-   * be changed in place once stored, as LangGraph's reducers never do.
-   */
-  incrementalValues?: number;
-  /**
-   * What `sweep()` and `startSweeper()` do to idle threads: `{ idleFor: "30d", strategy:
-   * "delete" }` removes every thread with no checkpoint (in any namespace) for 30 days;
-   * `strategy: "keep_latest", keepLast: n` keeps its newest n checkpoints of each
-   * namespace. Pinned threads are never touched. Nothing runs until one of them is called.
-   */
-  retention?: RetentionPolicy;
-}
-
-/** See {@link DrizzleSaverOptions.incrementalValues}. */
-const DEFAULT_INCREMENTAL_VALUES = 1000;
-
-export interface FromUrlOptions extends DrizzleSaverOptions {
-  /** The driver to open the URL with; by default the first installed one that serves its scheme. */
-  driver?: UrlDriver;
-}
+export type {
+  CountThreadsOptions,
+  DrizzleSaverOptions,
+  FromUrlOptions,
+  SearchThreadsOptions,
+  ThreadInfo,
+  ThreadSummary,
+};
 
 /**
  * A LangGraph checkpoint saver over a Drizzle database: PostgreSQL, MySQL/MariaDB or
@@ -111,7 +70,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly writer: CheckpointWriter;
   private readonly retention: RetentionPolicy | undefined;
   private readonly sweeper: ThreadSweeper;
-  private readonly sweepers = new Set<SweeperHandle>();
+  private readonly sweepers = new SweeperRegistry();
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -215,7 +174,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
 
   /** Stops this saver's sweepers (waiting for their passes), then closes the connection if `fromUrl` opened it; a database passed in is left open. */
   async close(): Promise<void> {
-    await Promise.all([...this.sweepers].map((handle) => handle.stop()));
+    await this.sweepers.stopAll();
     const close = this.closeConnection;
     this.closeConnection = async () => {};
     await close();
@@ -321,17 +280,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * (default: `console.error`) and the next pass runs as planned.
    */
   startSweeper(options: SweeperOptions): SweeperHandle {
-    const { intervalMs: _interval, onError: _error, onSweep: _sweep, ...sweepOptions } = options ?? {};
-    sweepPolicy(this.retention, sweepOptions);
-    const inner = startSweeper((pass) => this.sweep(pass), options);
-    const handle: SweeperHandle = {
-      stop: async () => {
-        this.sweepers.delete(handle);
-        await inner.stop();
-      },
-    };
-    this.sweepers.add(handle);
-    return handle;
+    sweepPolicy(this.retention, options ?? {});
+    return this.sweepers.start((pass) => this.sweep(pass), options);
   }
 
   /** Marks the thread so that no retention policy (sweep, expireThreads) touches it; InvalidInputError when it has no checkpoints. */

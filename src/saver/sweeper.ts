@@ -59,3 +59,24 @@ export function startSweeper(
     },
   };
 }
+
+/** A saver's running sweepers, so that `close()` can stop them all. */
+export class SweeperRegistry {
+  private readonly running = new Set<SweeperHandle>();
+
+  start(sweep: (options: SweepOptions) => Promise<SweepResult>, options: SweeperOptions): SweeperHandle {
+    const inner = startSweeper(sweep, options);
+    const handle: SweeperHandle = {
+      stop: async () => {
+        this.running.delete(handle);
+        await inner.stop();
+      },
+    };
+    this.running.add(handle);
+    return handle;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.running].map((handle) => handle.stop()));
+  }
+}
