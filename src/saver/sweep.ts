@@ -32,6 +32,11 @@ export class ThreadSweeper {
       where ${t.threadId} = ${threadId} and ${t.updatedAt} < ${cutoff} and not ${t.pinned}`;
   }
 
+  /** The claim's condition, for a statement on another table. */
+  private idle(claim: Claim): SQL {
+    return sql`exists (${this.idleRow(claim, sql`1`)})`;
+  }
+
   private precondition(claim: Claim): Precondition {
     return {
       rows: this.idleRow(claim, sql`1 as ${sql.identifier("found")}`),
@@ -52,7 +57,7 @@ export class ThreadSweeper {
           this.dialect,
           claim.threadId,
           (rows) => rows.filter((row) => row.rank > policy.keepLast),
-          this.precondition(claim),
+          { precondition: this.precondition(claim), guard: this.idle(claim) },
         );
         return removed ? "pruned" : "unchanged";
       }
@@ -67,7 +72,7 @@ export class ThreadSweeper {
   /** The thread's rows, each delete conditioned on its row being idle; the row itself last. */
   private deletes(claim: Claim): SQL[] {
     const { checkpoints, writes, blobs, threads: t } = this.dialect.columns;
-    const idle = sql`exists (${this.idleRow(claim, sql`1`)})`;
+    const idle = this.idle(claim);
     // Checkpoints before writes: a putWrites holding its checkpoint's lock commits first, then its rows go too.
     const dependents = [checkpoints, writes, blobs].map(
       ({ table, threadId }) => sql`delete from ${table} where ${threadId} = ${claim.threadId} and ${idle}`,
