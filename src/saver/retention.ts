@@ -50,7 +50,10 @@ export interface SweepResult extends SweepProgress {
 export interface SweepOptions extends Partial<RetentionPolicy> {
   /** Idle threads read per batch; default 100. */
   batchSize?: number;
-  /** Count the threads the pass would handle, change nothing. */
+  /**
+   * Find the threads the pass would handle and change nothing: `scanned` counts them and
+   * `onThread` gets each with the outcome the pass would aim for ("deleted" or "pruned").
+   */
   dryRun?: boolean;
   /** Called after each batch with the totals so far. */
   onProgress?: (progress: SweepProgress) => void;

@@ -116,12 +116,14 @@ export class ThreadSweeper {
       if (batch.length === 0) break;
       cursor = batch[batch.length - 1];
       progress.scanned += batch.length;
-      if (!dryRun) {
-        for (const threadId of batch) {
-          const outcome = await this.handle({ threadId, cutoff }, policy);
-          progress[outcome]++;
-          options.onThread?.(threadId, outcome);
+      for (const threadId of batch) {
+        if (dryRun) {
+          options.onThread?.(threadId, policy.strategy === "delete" ? "deleted" : "pruned");
+          continue;
         }
+        const outcome = await this.handle({ threadId, cutoff }, policy);
+        progress[outcome]++;
+        options.onThread?.(threadId, outcome);
       }
       options.onProgress?.({ ...progress });
       if (batch.length < batchSize) break;

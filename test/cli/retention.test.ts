@@ -35,11 +35,18 @@ describe.each(DIALECTS)("the retention commands on %s", { timeout: 300_000 }, (d
   it("sweep --dry-run counts and changes nothing; without --yes and a terminal it refuses", async () => {
     const json = await cli(["sweep", "--url", url, "--idle-for", "2d", "--dry-run", "--json"]);
     expect(json.code, json.stderr).toBe(0);
-    expect(jsonLines(json.stdout)).toEqual([
-      { dryRun: true, threads: 3, strategy: "delete", idleFor: "2d", keepLast: null },
-    ]);
+    expect(jsonLines(json.stdout)).toEqual(idle.map((threadId) => ({ dryRun: true, strategy: "delete", threadId })));
     const human = await cli(["sweep", "--url", url, "--idle-for", "1d12h", "--dry-run", "--strategy", "keep_latest"]);
-    expect(human.stdout).toBe("would sweep 3 threads idle for 1d12h (strategy keep_latest, keeping 1 per namespace)\n");
+    expect(human.code, human.stderr).toBe(0);
+    expect(
+      human.stdout
+        .split("\n")
+        .slice(0, 4)
+        .map((line) => line.trim()),
+    ).toEqual(["THREAD", ...idle]);
+    expect(human.stdout).toContain(
+      "would sweep 3 threads idle for 1d12h (strategy keep_latest, keeping 1 per namespace)\n",
+    );
     expectOneLineError(await cli(["sweep", "--url", url, "--idle-for", "2d"]), 2, /pass --yes to confirm/);
     expect(await stored()).toEqual([...idle, "recent"]);
   });

@@ -93,8 +93,16 @@ describe.each(DIALECTS)("retention sweep on %s", (dialect: DialectName) => {
   it("dryRun counts the idle threads and changes nothing; the saver's retention option is the default policy", async () => {
     const ids = await threads("sw-dry", 2);
     await ageThreads(db.raw, ids, 100);
-    const dry = await db.saver.sweep({ idleFor: "90h", strategy: "delete", dryRun: true });
+    const listed: [string, string][] = [];
+    const dry = await db.saver.sweep({
+      idleFor: "90h",
+      strategy: "delete",
+      dryRun: true,
+      onThread: (threadId, outcome) => listed.push([threadId, outcome]),
+    });
     expect(dry.scanned).toBeGreaterThanOrEqual(2);
+    expect(listed).toHaveLength(dry.scanned);
+    for (const id of ids) expect(listed).toContainEqual([id, "deleted"]);
     expect(dry).toMatchObject({ deleted: 0, pruned: 0, dryRun: true });
     expect(await left(ids)).toEqual(ids.sort());
     const configured = await DrizzleSaver.fromUrl(db.url, { retention: { idleFor: "99h", strategy: "delete" } });

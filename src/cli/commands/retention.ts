@@ -6,7 +6,7 @@ import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
 import type { Layout } from "../layout.js";
 import { PRUNE_STRATEGIES, parsePositive, type Strategy } from "../options.js";
-import { type Output, plural } from "../output.js";
+import { cell, type Output, plural, StreamingTable } from "../output.js";
 import { progressShown, startProgress } from "../progress.js";
 import { threadExists } from "./inspect.js";
 import { readThreadIds } from "./lifecycle.js";
@@ -47,22 +47,13 @@ export async function sweep(url: string, options: SweepCommandOptions, out: Outp
     batchSize: options.batchSize,
   };
   await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
-    // A dry run, and the total the question and the bar need (unless neither is shown).
-    const count = async () => (await saver.sweep({ ...policy, dryRun: true })).scanned;
     if (options.dryRun) {
-      const scanned = await count();
-      if (options.json)
-        await out.json({
-          dryRun: true,
-          threads: scanned,
-          strategy: options.strategy,
-          idleFor: options.idleFor.text,
-          keepLast: options.keepLast ?? null,
-        });
-      else await out.line(`would sweep ${plural(scanned, "thread")} ${describePolicy(options)}`);
+      await dryRun(saver, policy, options, out);
       return;
     }
-    const total = !options.yes || progressShown(options.progress) ? await count() : 0;
+    // The question and the bar need a total: count the idle threads first, unless neither is shown.
+    const counted = !options.yes || progressShown(options.progress);
+    const total = counted ? (await saver.sweep({ ...policy, dryRun: true })).scanned : 0;
     const verb = options.strategy === "delete" ? "delete" : "prune";
     await confirmDeletion(`${verb} ${plural(total, "thread")} ${describePolicy(options)}`, options);
     const result = await runSweep(saver, policy, total, options.progress);
@@ -79,6 +70,34 @@ export async function sweep(url: string, options: SweepCommandOptions, out: Outp
       `swept ${plural(result.scanned, "thread")} ${describePolicy(options)}: ${result.deleted} deleted, ${result.pruned} pruned, ${result.unchanged} unchanged, ${result.skipped} skipped`,
     );
   });
+}
+
+/** The threads a sweep would handle: a table (or JSON lines), then how many. */
+async function dryRun(
+  saver: DrizzleSaver,
+  policy: Parameters<DrizzleSaver["sweep"]>[0],
+  options: SweepCommandOptions,
+  out: Output,
+): Promise<void> {
+  const table = new StreamingTable(out, [{ header: "THREAD" }]);
+  // The callback cannot wait: rows are printed in order on a chain, as the batches are read.
+  let printing = Promise.resolve();
+  const print = async (threadId: string) => {
+    if (options.json) await out.json({ dryRun: true, strategy: options.strategy, threadId });
+    else await table.row([cell(threadId)]);
+  };
+  const result = await saver.sweep({
+    ...policy,
+    dryRun: true,
+    onThread: (threadId) => {
+      printing = printing.then(() => print(threadId));
+    },
+  });
+  await printing;
+  if (!options.json) {
+    await table.end();
+    await out.line(`would sweep ${plural(result.scanned, "thread")} ${describePolicy(options)}`);
+  }
 }
 
 async function runSweep(
@@ -140,7 +159,7 @@ export function registerRetentionCommands(kit: RetentionCommandKit): void {
       )
       .option("--keep-last <n>", "with keep_latest: checkpoints kept per namespace (default 1)", parsePositive)
       .option("--batch-size <n>", "threads per batch (default 100)", parsePositive)
-      .option("--dry-run", "count the threads a sweep would handle, change nothing (never asks)")
+      .option("--dry-run", "list the threads a sweep would handle, change nothing (never asks)")
       .addOption(yesOption()),
   ).action(async (options: SweepCommandOptions & { url?: string }) => {
     const { url, layout } = target(options);
