@@ -8,12 +8,19 @@ export interface SweeperArgs {
   idleForMs: number;
   durationMs: number;
   label: string;
+  /** "delete" by default. */
+  strategy?: "delete" | "keep_latest";
+  keepLast?: number;
 }
 
 const args = argument<SweeperArgs>();
 
 run(async () => {
-  const saver = await DrizzleSaver.fromUrl(args.url, { retention: { idleFor: args.idleForMs, strategy: "delete" } });
+  const retention =
+    args.strategy === "keep_latest"
+      ? { idleFor: args.idleForMs, strategy: "keep_latest" as const, keepLast: args.keepLast }
+      : { idleFor: args.idleForMs, strategy: "delete" as const };
+  const saver = await DrizzleSaver.fromUrl(args.url, { retention });
   try {
     emit({ kind: "ready" });
     await barrier();
