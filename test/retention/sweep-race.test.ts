@@ -18,7 +18,8 @@ const SWEEPERS = 3;
 const IDLE = 40;
 const CONTESTED = 30;
 const ACTIVE = 6;
-const IDLE_FOR_MS = 2500;
+// Far beyond the writing window (a pass still running when it ends must not find a resumed thread idle).
+const IDLE_FOR_MS = 6000;
 const WRITE_MS = 1800;
 const TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_threads"];
 
