@@ -11,6 +11,8 @@ export interface SweeperArgs {
   /** "delete" by default. */
   strategy?: "delete" | "keep_latest";
   keepLast?: number;
+  /** "sweep" (default), or expireThreads with idleSince = now - idleForMs, which reports counts only. */
+  mode?: "sweep" | "expire";
 }
 
 const args = argument<SweeperArgs>();
@@ -26,7 +28,12 @@ run(async () => {
     await barrier();
     const end = Date.now() + args.durationMs;
     let passes = 0;
-    while (Date.now() < end) {
+    while (Date.now() < end && args.mode === "expire") {
+      const threads = await saver.expireThreads({ idleSince: new Date(Date.now() - args.idleForMs), batchSize: 5 });
+      emit({ kind: "expired", threads });
+      passes++;
+    }
+    while (Date.now() < end && args.mode !== "expire") {
       await saver.sweep({
         batchSize: 5,
         onThread: (threadId, outcome) => emit({ kind: "thread", threadId, outcome, sweeper: args.label }),
