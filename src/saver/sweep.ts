@@ -9,6 +9,12 @@ import { as, requireId } from "./values.js";
 class NotClaimed extends Error {}
 
 /** How `handle` decides that a thread may go: its row's `updated_at` is before `cutoff` and it is not pinned. */
+/** Where a scan of idle threads stopped: the last thread's `updated_at` (milliseconds) and id. */
+interface ScanCursor {
+  updatedAt: number;
+  threadId: string;
+}
+
 export interface Claim {
   threadId: string;
   /** A value comparable with `updated_at` (Dialect.millisAgo or epochMillis). */
@@ -83,13 +89,24 @@ export class ThreadSweeper {
     return [...dependents, row];
   }
 
-  /** Up to `limit` idle, unpinned threads with an id after `cursor`, in id order. */
-  async idleThreads(cutoff: SQL, cursor: string, limit: number): Promise<string[]> {
+  /**
+   * Up to `limit` idle, unpinned threads after `cursor`, in (updated_at, thread_id) order:
+   * a range of the `(updated_at, thread_id)` index, so a pass reads the idle threads only,
+   * however many active ones the table holds.
+   */
+  async idleThreads(cutoff: SQL, cursor: ScanCursor | undefined, limit: number): Promise<ScanCursor[]> {
     const t = this.dialect.columns.threads;
-    const rows = await this.dialect.query(sql`select ${as(t.threadId, "thread_id")} from ${t.table}
-      where ${t.threadId} > ${cursor} and ${t.updatedAt} < ${cutoff} and not ${t.pinned}
-      order by ${t.threadId} limit ${sql.raw(String(limit))}`);
-    return rows.map((row) => row.thread_id as string);
+    let after = sql``;
+    if (cursor) {
+      // updated_at holds whole milliseconds on every database: the cursor's value compares exactly.
+      const at = this.dialect.epochMillis(cursor.updatedAt);
+      after = sql` and (${t.updatedAt} > ${at} or (${t.updatedAt} = ${at} and ${t.threadId} > ${cursor.threadId}))`;
+    }
+    const rows = await this.dialect.query(sql`select ${as(t.threadId, "thread_id")},
+        ${this.dialect.createdAtMillis(sql`${t.updatedAt}`)} as ${sql.identifier("updated_ms")}
+      from ${t.table} where ${t.updatedAt} < ${cutoff} and not ${t.pinned}${after}
+      order by ${t.updatedAt}, ${t.threadId} limit ${sql.raw(String(limit))}`);
+    return rows.map((row) => ({ threadId: row.thread_id as string, updatedAt: Number(row.updated_ms) }));
   }
 
   /** How many threads are idle and unpinned now. */
@@ -110,13 +127,13 @@ export class ThreadSweeper {
     const dryRun = options.dryRun === true;
     const cutoff = this.dialect.millisAgo(policy.idleForMs);
     const progress: SweepProgress = { scanned: 0, deleted: 0, pruned: 0, unchanged: 0, skipped: 0 };
-    let cursor = "";
+    let cursor: ScanCursor | undefined;
     for (;;) {
       const batch = await this.idleThreads(cutoff, cursor, batchSize);
       if (batch.length === 0) break;
       cursor = batch[batch.length - 1];
       progress.scanned += batch.length;
-      for (const threadId of batch) {
+      for (const { threadId } of batch) {
         if (dryRun) {
           options.onThread?.(threadId, policy.strategy === "delete" ? "deleted" : "pruned");
           continue;

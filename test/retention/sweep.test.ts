@@ -84,7 +84,9 @@ describe.each(DIALECTS)("retention sweep on %s", (dialect: DialectName) => {
       expect(tuple?.pendingWrites).toEqual([["task-c5", "step", "after c5"]]);
     }
     expect(await integrity(db.raw)).toEqual(CLEAN);
-    expect(await db.saver.sweep({ idleFor: "1d", strategy: "keep_latest", keepLast: 2 })).toMatchObject({
+    // One thread per batch, all three with the same updated_at: the scan's cursor moves past each exactly once.
+    expect(await db.saver.sweep({ idleFor: "1d", strategy: "keep_latest", keepLast: 2, batchSize: 1 })).toMatchObject({
+      scanned: 3,
       pruned: 0,
       unchanged: 3,
     });
