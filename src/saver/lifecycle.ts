@@ -10,7 +10,7 @@ import { as, requireId } from "./values.js";
 export type PruneStrategy = "keep_latest" | "delete";
 
 export interface ExpireThreadsOptions {
-  /** Threads whose newest checkpoint was created before this time are expired. */
+  /** Threads whose newest checkpoint was created before this time are expired (never pinned ones). */
   idleSince: Date;
   /** "delete" (default) removes the threads; "keep_latest" keeps each one's newest checkpoints. */
   strategy?: PruneStrategy;

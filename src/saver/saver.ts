@@ -255,8 +255,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Prunes (by default deletes) every thread whose newest checkpoint is older than
-   * `idleSince`, in batches of short transactions. Returns the number of threads handled.
+   * Prunes (by default deletes) every unpinned thread whose newest checkpoint is older
+   * than `idleSince`, in batches of short transactions, each claiming its thread as
+   * `sweep` does (a thread written to meanwhile is left alone). Returns the number of threads handled.
    */
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
     return this.lifecycle.expireThreads(options);
