@@ -14,6 +14,16 @@ export {
 } from "./errors.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
 export { FILTER_LIMITS } from "./saver/metadata.js";
+export type {
+  RetentionPolicy,
+  RetentionStrategy,
+  SweeperHandle,
+  SweeperOptions,
+  SweepOptions,
+  SweepOutcome,
+  SweepProgress,
+  SweepResult,
+} from "./saver/retention.js";
 export {
   type CountThreadsOptions,
   DrizzleSaver,

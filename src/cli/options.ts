@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { parseDuration } from "../duration.js";
 
 /** Parsers for option values; each throws commander's InvalidArgumentError (exit code 2). */
 
@@ -51,25 +52,7 @@ export function parsePositive(argument: string): number {
   return value;
 }
 
-const UNIT_MS: Record<string, number> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 7 * 86_400_000,
-};
-
-/** Milliseconds of a duration such as "30d", "12h", "90m", "1d12h", "2w" or "1.5h". */
-export function parseDuration(text: string): number | undefined {
-  const trimmed = text.trim().toLowerCase();
-  if (!/^(\d+(\.\d+)?(ms|s|m|h|d|w))+$/.test(trimmed)) return undefined;
-  let total = 0;
-  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h|d|w)/g)) {
-    total += Number(amount) * UNIT_MS[unit];
-  }
-  return total;
-}
+export { parseDuration };
 
 /** A point in time: an ISO 8601 date (`2025-01-31`, `2025-01-31T12:00:00Z`; UTC without a zone) or a duration ago (`30d`). */
 export function parseInstant(argument: string, now: () => number = Date.now): Date {

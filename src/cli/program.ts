@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import { history, show, type ThreadsOptions, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
+import { registerRetentionCommands } from "./commands/retention.js";
 import { status } from "./commands/status.js";
 import { registerTransferCommands } from "./commands/transfer.js";
 import { requireUrl, URL_ENV } from "./database.js";
@@ -109,7 +110,7 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       "Administer LangGraph checkpoints stored by langgraph-checkpoint-drizzle (PostgreSQL, MySQL/MariaDB, SQLite).\n" +
         `The database URL comes from --url or the ${URL_ENV} environment variable; --table-prefix, --schema, ` +
         "--migrations-table and --migrations-schema (or their LANGGRAPH_CHECKPOINT_* variables) say where the tables are. " +
-        "prune and expire ask before deleting; where nobody can answer they refuse unless --yes is given.",
+        "prune, expire and sweep ask before deleting; where nobody can answer they refuse unless --yes is given.",
     )
     // Messages that quote an argument go through the same escaping as everything else.
     .configureOutput({ outputError: (text, write) => write(escapeTerminal(text, { keepNewlines: true })) })
@@ -223,12 +224,19 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
           .choices(PRUNE_STRATEGIES)
           .default("keep_latest"),
       )
+      .option("--keep-last <n>", "with keep_latest: checkpoints kept per namespace (default 1)", parsePositive)
       .option("--dry-run", "show what would be removed, change nothing (never asks)")
       .addOption(yesOption()),
   ).action(
     async (
       ids: string[],
-      options: DatabaseOptions & { strategy: Strategy; dryRun?: boolean; progress?: boolean; yes?: boolean },
+      options: DatabaseOptions & {
+        strategy: Strategy;
+        keepLast?: number;
+        dryRun?: boolean;
+        progress?: boolean;
+        yes?: boolean;
+      },
     ) => {
       const { url, layout } = target(options);
       await prune(url, ids, { ...options, layout }, out);
@@ -266,6 +274,7 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
     },
   );
 
+  registerRetentionCommands({ out, tableCommand, progressOptions, yesOption, target });
   registerTransferCommands(program, { out, urlOf, databaseCommand, filterOption, progressOptions });
 
   return program;

@@ -103,6 +103,14 @@ export interface Precondition {
   rows: Statement;
   /** Thrown, with nothing written, when the rows do not exist. */
   failure: () => Error;
+  /**
+   * Claim the rows instead of share-locking them: lock them exclusively, skipping rows
+   * another transaction holds (`for update skip locked`; on SQLite the one writer
+   * already excludes everyone), so two sweepers never handle one thread at once. The
+   * unit then runs as a transaction, statement after statement, each seeing what
+   * committed before it (never as one combined statement with a single snapshot).
+   */
+  claim?: boolean;
 }
 
 export interface ForeignTablesAdvice {
@@ -199,6 +207,11 @@ export interface Dialect {
    * `idleBefore`. Must read the (thread_id, created_at) index, not every checkpoint.
    */
   threadActivity(cursor: string, idleBefore: SQL, limit: number): SQL;
+  /**
+   * A value comparable with `created_at` and `updated_at`: the database's current time
+   * less `ms` milliseconds (the database's clock, the one puts stamp with).
+   */
+  millisAgo(ms: number): SQL;
   /** A value comparable with `created_at`, for a time in milliseconds since the epoch. */
   epochMillis(ms: number): SQL;
   /**

@@ -168,6 +168,12 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     return { template, values: rows.values };
   };
 
+  /** The precondition's rows, locked for this transaction alone; rows another holds are skipped. */
+  const claimLocked = (rows: Statement): Statement =>
+    isBound(rows)
+      ? { template: sql`${rows.template} for update skip locked`, values: rows.values }
+      : sql`${rows} for update skip locked`;
+
   return {
     name: "mysql",
     columns,
@@ -181,7 +187,9 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       }
       await transaction(async (tx) => {
         if (precondition) {
-          const locked = await tx.all(lockInShareMode(precondition.rows));
+          const locked = await tx.all(
+            precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows),
+          );
           if (locked.length === 0) throw precondition.failure();
         }
         for (const statement of statements) await tx.run(statement);
@@ -264,6 +272,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         case when max(${checkpoints.createdAt}) < ${idleBefore} then 1 else 0 end as ${sql.identifier("idle")}
       from ${checkpoints} where ${checkpoints.threadId} > ${cursor}
       group by ${checkpoints.threadId} order by ${checkpoints.threadId} limit ${sql.raw(String(limit))}`,
+    millisAgo: (ms) => sql`(${threadSql.now} - ${ms})`,
     // created_at holds milliseconds since the epoch (see the schema).
     epochMillis: (ms) => sql`${ms}`,
     createdAtMillis: (createdAt) => createdAt,

@@ -106,10 +106,14 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
           return;
         }
         // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
-        if (statements.length > CTE_STATEMENTS) {
+        if (statements.length > CTE_STATEMENTS || precondition?.claim) {
           await executor.transaction(async (tx) => {
             if (precondition) {
-              const locked = await tx.all(combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`));
+              const locked = await tx.all(
+                precondition.claim
+                  ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
+                  : combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`),
+              );
               if (locked.length === 0) throw precondition.failure();
             }
             for (const statement of statements) await tx.run(statement);
@@ -205,6 +209,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
       }),
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
+    millisAgo: (ms) => sql`(now() - ${ms}::double precision * interval '1 millisecond')`,
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
     // A number computed by the server: the text form of a timestamptz depends on DateStyle and TimeZone.
     createdAtMillis: (createdAt) => sql`round(extract(epoch from ${createdAt}) * 1000)::float8`,

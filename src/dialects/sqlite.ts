@@ -216,6 +216,7 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       }),
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
+    millisAgo: (ms) => sql`(${threadSql.now} - ${ms})`,
     epochMillis: (ms) => sql`${ms}`,
     createdAtMillis: (createdAt) => createdAt,
     async tableStats() {

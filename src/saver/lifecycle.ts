@@ -3,12 +3,14 @@ import type { Dialect } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
 import { storedFilterEntries } from "./metadata.js";
 import { chunks, removeCheckpoints } from "./remove.js";
+import { keepLastOf } from "./retention.js";
+import { ThreadSweeper } from "./sweep.js";
 import { as, requireId } from "./values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
 export interface ExpireThreadsOptions {
-  /** Threads whose newest checkpoint was created before this time are expired. */
+  /** Threads whose newest checkpoint was created before this time are expired (never pinned ones). */
   idleSince: Date;
   /** "delete" (default) removes the threads; "keep_latest" keeps each one's newest checkpoints. */
   strategy?: PruneStrategy;
@@ -27,7 +29,11 @@ const SCAN_THREADS = 500;
  * atomic unit, so other threads' writers are never blocked for long.
  */
 export class ThreadLifecycle {
-  constructor(private readonly dialect: Dialect) {}
+  private readonly sweeper: ThreadSweeper;
+
+  constructor(private readonly dialect: Dialect) {
+    this.sweeper = new ThreadSweeper(dialect);
+  }
 
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
     requireId(sourceThreadId, "source thread id");
@@ -73,13 +79,18 @@ export class ThreadLifecycle {
     }
   }
 
-  async prune(threadIds: string[], strategy: PruneStrategy): Promise<void> {
+  async prune(threadIds: string[], strategy: PruneStrategy, keepLast?: number): Promise<void> {
     if (!Array.isArray(threadIds)) throw new InvalidInputError("prune: threadIds must be an array");
-    if (strategy === "delete") return this.deleteThreads(threadIds);
+    if (strategy === "delete") {
+      if (keepLast !== undefined)
+        throw new InvalidInputError('prune: keepLast applies to the "keep_latest" strategy only');
+      return this.deleteThreads(threadIds);
+    }
     if (strategy !== "keep_latest") throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
+    const kept = keepLastOf(keepLast, "prune: keepLast");
     for (const threadId of threadIds) {
       requireId(threadId, "thread_id");
-      await removeCheckpoints(this.dialect, threadId, (rows) => rows.filter((row) => !row.isLatest));
+      await removeCheckpoints(this.dialect, threadId, (rows) => rows.filter((row) => row.rank > kept));
     }
   }
 
@@ -116,13 +127,23 @@ export class ThreadLifecycle {
     if (!Number.isInteger(batchSize) || batchSize < 1) {
       throw new InvalidInputError("expireThreads: batchSize must be a positive integer");
     }
+    if (strategy !== "delete" && strategy !== "keep_latest") {
+      throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
+    }
+    const cutoff = this.dialect.epochMillis(idleSince.getTime());
     let touched = 0;
     let batch: string[] = [];
     const flush = async () => {
-      await this.prune(batch, strategy);
-      touched += batch.length;
+      let handled = 0;
+      for (const threadId of batch) {
+        // Idle by its checkpoints' times (the scan's); the claim then re-checks that under the row's lock.
+        await this.dialect.refreshThread(threadId);
+        const outcome = await this.sweeper.handle({ threadId, cutoff }, { strategy, keepLast: 1 });
+        if (outcome !== "skipped") handled++;
+      }
+      touched += handled;
       batch = [];
-      onProgress?.({ threads: touched });
+      if (handled > 0) onProgress?.({ threads: touched });
     };
     let cursor = "";
     for (;;) {

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Dialect } from "../dialects/dialect.js";
+import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { parseStoredChain } from "./deltas.js";
 import { fromStoredJson } from "./metadata.js";
 import { as, parseJsonColumn } from "./values.js";
@@ -15,6 +15,8 @@ export interface StoredCheckpoint {
   metadata: Record<string, unknown>;
   /** The newest of its namespace in the database's order, the one getTuple and list return first. */
   isLatest: boolean;
+  /** 1 for the newest of its namespace, 2 for the one before, and so on (checkpoint id order). */
+  rank: number;
 }
 
 export function chunks<T>(items: T[]): T[][] {
@@ -38,23 +40,30 @@ const inList = (items: SQL[]) => sql.join(items, sql`, `);
  * are orphans on what remains once the first has committed, so the values a put that
  * landed meanwhile refers to stay. A put landing after that refers only to values a
  * remaining checkpoint also refers to, or to values it wrote itself.
+ *
+ * With a `claim` (a sweep's), the first unit writes only when the claim's rows exist
+ * when it runs (else its error is thrown and nothing was removed), and each of its
+ * statements also carries the claim's `guard` condition in SQL.
+ * Returns whether any checkpoint was removed.
  */
 export async function removeCheckpoints(
   dialect: Dialect,
   threadId: string,
   choose: (rows: StoredCheckpoint[]) => StoredCheckpoint[],
-): Promise<void> {
+  claim?: { precondition: Precondition; guard: SQL },
+): Promise<boolean> {
   const before = await readThread(dialect, threadId);
   const removed = choose(before);
-  if (removed.length === 0) return;
+  if (removed.length === 0) return false;
+  const guard = claim ? sql` and ${claim.guard}` : sql``;
   const gone = new Set(removed.map((row) => JSON.stringify([row.ns, row.checkpointId])));
   const isGone = (ns: string, id: string | null) => id !== null && gone.has(JSON.stringify([ns, id]));
   const parentOf = new Map(before.map((row) => [JSON.stringify([row.ns, row.checkpointId]), row.parentCheckpointId]));
-  const relinks = (rows: StoredCheckpoint[]) =>
+  const relinks = (rows: StoredCheckpoint[], condition: SQL) =>
     rows.flatMap((row) => {
       let parent = row.parentCheckpointId;
       while (isGone(row.ns, parent)) parent = parentOf.get(JSON.stringify([row.ns, parent])) ?? null;
-      return parent === row.parentCheckpointId ? [] : [relink(dialect, threadId, row, parent)];
+      return parent === row.parentCheckpointId ? [] : [relink(dialect, threadId, row, parent, condition)];
     });
 
   const { checkpoints: c, writes: w } = dialect.columns;
@@ -64,11 +73,12 @@ export async function removeCheckpoints(
     for (const chunk of chunks(ids)) {
       const list = inList(chunk.map((id) => sql`${id}`));
       const key = (table: typeof c | typeof w) =>
-        sql`${table.threadId} = ${threadId} and ${table.nsKey} = ${dialect.nsKey(ns)} and ${table.checkpointId} in (${list})`;
+        sql`${table.threadId} = ${threadId} and ${table.nsKey} = ${dialect.nsKey(ns)} and ${table.checkpointId} in (${list})${guard}`;
       deletes.push(sql`delete from ${c.table} where ${key(c)}`, sql`delete from ${w.table} where ${key(w)}`);
     }
   }
-  await dialect.atomically([...relinks(before.filter((row) => !isGone(row.ns, row.checkpointId))), ...deletes]);
+  const remaining = before.filter((row) => !isGone(row.ns, row.checkpointId));
+  await dialect.atomically([...relinks(remaining, guard), ...deletes], claim?.precondition);
   await dialect.refreshThread(threadId);
 
   // What remains now includes any put that committed while the checkpoints were deleted.
@@ -76,8 +86,10 @@ export async function removeCheckpoints(
   const known = new Set(before.map((row) => JSON.stringify([row.ns, row.checkpointId])));
   const newcomers = after.filter((row) => !known.has(JSON.stringify([row.ns, row.checkpointId])));
   const chains = await readDeltaChains(dialect, threadId);
-  const cleanup = [...relinks(newcomers), ...orphanBlobDeletes(dialect, threadId, removed, after, chains)];
+  // The claim is over (its unit committed): what follows must run whatever the thread's row says now.
+  const cleanup = [...relinks(newcomers, sql``), ...orphanBlobDeletes(dialect, threadId, removed, after, chains)];
   if (cleanup.length > 0) await dialect.atomically(cleanup);
+  return true;
 }
 
 async function readThread(dialect: Dialect, threadId: string): Promise<StoredCheckpoint[]> {
@@ -95,13 +107,15 @@ async function readThread(dialect: Dialect, threadId: string): Promise<StoredChe
     versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
     metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
     isLatest: Number(row.newest) === 1,
+    rank: Number(row.newest),
   }));
 }
 
-function relink(dialect: Dialect, threadId: string, row: StoredCheckpoint, parent: string | null): SQL {
+/** `condition`: "" or " and <a claim's guard>". */
+function relink(dialect: Dialect, threadId: string, row: StoredCheckpoint, parent: string | null, condition: SQL): SQL {
   const c = dialect.columns.checkpoints;
   return sql`update ${c.table} set ${sql.identifier(c.parentCheckpointId.name)} = ${parent}
-    where ${c.threadId} = ${threadId} and ${c.nsKey} = ${dialect.nsKey(row.ns)} and ${c.checkpointId} = ${row.checkpointId}`;
+    where ${c.threadId} = ${threadId} and ${c.nsKey} = ${dialect.nsKey(row.ns)} and ${c.checkpointId} = ${row.checkpointId}${condition}`;
 }
 
 /** The thread's incremental values, by (namespace, channel, version), with the versions each extends. */

@@ -8,21 +8,32 @@ import {
   type CheckpointTuple,
   type DeltaChannelHistory,
   type PendingWrite,
-  type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
-import { connect, type UrlDriver } from "../drivers/connect.js";
-import { type CheckpointTables, resolve, type SupportedDatabase } from "../drivers/registry.js";
+import { connect } from "../drivers/connect.js";
+import { resolve, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
-import { SpiderMigrations, type SpiderOptions } from "../spider/migrations.js";
+import { SpiderMigrations } from "../spider/migrations.js";
 import { DeltaCache } from "./deltas.js";
 import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
+import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
 import { CheckpointReader } from "./read.js";
+import {
+  type RetentionPolicy,
+  resolvePolicy,
+  type SweeperHandle,
+  type SweeperOptions,
+  type SweepOptions,
+  type SweepResult,
+  sweepPolicy,
+} from "./retention.js";
 import { Templates } from "./statements.js";
+import { ThreadSweeper } from "./sweep.js";
+import { SweeperRegistry } from "./sweeper.js";
 import {
   type CountThreadsOptions,
   countThreads,
@@ -35,48 +46,14 @@ import { configurableOf, optionalNamespace, requireId } from "./values.js";
 import { nextChannelVersion } from "./versions.js";
 import { CheckpointWriter } from "./write.js";
 
-export type { CountThreadsOptions, SearchThreadsOptions, ThreadInfo, ThreadSummary };
-
-export interface DrizzleSaverOptions {
-  /** Serializer for checkpoints, channel values and writes; MessagePack by default. */
-  serde?: SerializerProtocol;
-  /**
-   * Tables the application defined itself with `checkpointTables()` from
-   * "langgraph-checkpoint-drizzle/pg" (or /mysql, /sqlite) and migrates with its own
-   * drizzle-kit. `setup()` then does nothing.
-   */
-  tables?: CheckpointTables;
-  /**
-   * PostgreSQL only: the schema of the saver's tables, created by `setup()` if missing.
-   * Every statement names it, so the connection's search_path does not matter. By
-   * default the tables are where search_path puts them (the current schema).
-   */
-  schema?: string;
-  /** Table recording our applied migrations; default "langgraph_checkpoint_migrations". */
-  migrationsTable?: string;
-  /** PostgreSQL schema of that table; default `schema`, else the current schema (first of search_path). */
-  migrationsSchema?: string;
-  /**
-   * MariaDB Spider: `db` is the Spider head and these are its data nodes; `setup()`
-   * migrates every node and builds the head's Spider tables (README, "Sharding").
-   */
-  spider?: SpiderOptions;
-  /**
-   * Channel values this saver remembers (per thread, namespace and channel) to store an
-   * array that extends one of them as its appended elements only; 0 stores every
-   * value whole. Default 1000. The elements are compared by identity: they must not
-   * be changed in place once stored, as LangGraph's reducers never do.
-   */
-  incrementalValues?: number;
-}
-
-/** See {@link DrizzleSaverOptions.incrementalValues}. */
-const DEFAULT_INCREMENTAL_VALUES = 1000;
-
-export interface FromUrlOptions extends DrizzleSaverOptions {
-  /** The driver to open the URL with; by default the first installed one that serves its scheme. */
-  driver?: UrlDriver;
-}
+export type {
+  CountThreadsOptions,
+  DrizzleSaverOptions,
+  FromUrlOptions,
+  SearchThreadsOptions,
+  ThreadInfo,
+  ThreadSummary,
+};
 
 /**
  * A LangGraph checkpoint saver over a Drizzle database: PostgreSQL, MySQL/MariaDB or
@@ -91,6 +68,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly deltaChannels: DeltaChannelWalk;
   private readonly reader: CheckpointReader;
   private readonly writer: CheckpointWriter;
+  private readonly retention: RetentionPolicy | undefined;
+  private readonly sweeper: ThreadSweeper;
+  private readonly sweepers = new SweeperRegistry();
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -105,6 +85,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     this.reader = new CheckpointReader(dialect, this.serde, templates, deltas);
     this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas);
     this.lifecycle = new ThreadLifecycle(dialect);
+    if (options.retention !== undefined) resolvePolicy(options.retention, "retention");
+    this.retention = options.retention === undefined ? undefined : { ...options.retention };
+    this.sweeper = new ThreadSweeper(dialect);
     this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
     const folder = findMigrationsFolder(migrations);
     if (options.spider !== undefined && options.tables !== undefined) {
@@ -189,8 +172,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     return countThreads(this.dialect, options);
   }
 
-  /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
+  /** Stops this saver's sweepers (waiting for their passes), then closes the connection if `fromUrl` opened it; a database passed in is left open. */
   async close(): Promise<void> {
+    await this.sweepers.stopAll();
     const close = this.closeConnection;
     this.closeConnection = async () => {};
     await close();
@@ -257,12 +241,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * "keep_latest" (default) keeps only the newest checkpoint of each namespace of each
-   * thread, with its pending writes and the blobs it references; "delete" removes the
-   * threads. Blobs no remaining checkpoint references are removed.
+   * "keep_latest" (default) keeps only the newest checkpoint (the newest `keepLast`,
+   * default 1) of each namespace of each thread, with their pending writes and the blobs
+   * they reference; "delete" removes the threads. Blobs no remaining checkpoint references are removed.
    */
-  async prune(threadIds: string[], options: { strategy?: PruneStrategy } = {}): Promise<void> {
-    await this.lifecycle.prune(threadIds, options.strategy ?? "keep_latest");
+  async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number } = {}): Promise<void> {
+    await this.lifecycle.prune(threadIds, options.strategy ?? "keep_latest", options.keepLast);
   }
 
   /** Removes the checkpoints whose metadata `run_id` is one of `runIds`, with their writes and orphaned blobs. */
@@ -271,10 +255,43 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Prunes (by default deletes) every thread whose newest checkpoint is older than
-   * `idleSince`, in batches of short transactions. Returns the number of threads handled.
+   * Prunes (by default deletes) every unpinned thread whose newest checkpoint is older
+   * than `idleSince`, in batches of short transactions, each claiming its thread as
+   * `sweep` does (a thread written to meanwhile is left alone). Returns the number of threads handled.
    */
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
     return this.lifecycle.expireThreads(options);
+  }
+
+  /**
+   * One retention pass: every thread idle for `idleFor` (its newest checkpoint in any
+   * namespace, by the database's clock) and not pinned is deleted or pruned, each in a
+   * unit that claims the thread and re-checks that under the lock. Options override the
+   * saver's `retention` for this pass. Concurrent sweeps (other processes too) never
+   * handle one thread at once; a put that lands first keeps its thread.
+   */
+  async sweep(options: SweepOptions = {}): Promise<SweepResult> {
+    const policy = sweepPolicy(this.retention, options);
+    return this.sweeper.sweep(policy, options);
+  }
+
+  /**
+   * Sweeps at once and then `intervalMs` after each pass ends, until `stop()` (or
+   * `close()`). The timer never keeps the process alive; a failed pass goes to `onError`
+   * (default: `console.error`) and the next pass runs as planned.
+   */
+  startSweeper(options: SweeperOptions): SweeperHandle {
+    sweepPolicy(this.retention, options ?? {});
+    return this.sweepers.start((pass) => this.sweep(pass), options);
+  }
+
+  /** Marks the thread so that no retention policy (sweep, expireThreads) touches it; InvalidInputError when it has no checkpoints. */
+  async pinThread(threadId: string): Promise<void> {
+    await this.sweeper.setPinned(threadId, true);
+  }
+
+  /** Lets retention policies handle the thread again; InvalidInputError when it has no checkpoints. */
+  async unpinThread(threadId: string): Promise<void> {
+    await this.sweeper.setPinned(threadId, false);
   }
 }

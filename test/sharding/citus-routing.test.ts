@@ -56,6 +56,8 @@ beforeAll(async () => {
     await run("prune", ["a"], () => saver.prune(["a"]));
     await run("deleteThread", ["c"], () => saver.deleteThread("c"));
     await run("deleteForRuns", [], () => saver.deleteForRuns(["run-1"]));
+    await run("pinThread", ["b"], () => saver.pinThread("b"));
+    await run("sweep", [], () => saver.sweep({ idleFor: 1, strategy: "delete" }));
     await run("expireThreads", [], () => saver.expireThreads({ idleSince: new Date(Date.now() + 60_000) }));
   } finally {
     await client.end();
@@ -111,7 +113,7 @@ it("keeps thread_id in every unique key: primary keys and unique indexes, in the
 it("gives every table reference of a per-thread statement an equality on that thread's id", () => {
   const perThread = onOurTables().filter((c) => c.threads.length > 0);
   expect(perThread.filter((c) => insertedThreads(c.sql).length > 0).map((c) => c.operation)).toContain("copyThread");
-  expect(new Set(perThread.map((c) => c.operation)).size).toBe(7);
+  expect(new Set(perThread.map((c) => c.operation)).size).toBe(8);
   for (const c of perThread) {
     const where = `${c.operation}: ${c.sql}`;
     const references = [...c.sql.matchAll(new RegExp(`(from|join|update) ${TABLE}`, "g"))].length;
@@ -144,7 +146,7 @@ it("joins our tables only on the thread key, and fans out only the cross-thread 
     (c) => !new RegExp(`${TABLE}\\."thread_id" = \\$\\d+`).test(c.sql) && insertedThreads(c.sql).length === 0,
   );
   expect(new Set(fanOut.map((c) => c.operation))).toEqual(
-    new Set(["list across threads", "deleteForRuns", "expireThreads"]),
+    new Set(["list across threads", "deleteForRuns", "expireThreads", "sweep"]),
   );
   expect(fanOut.map((c) => c.sql).every((sql) => /^ ?(with|select)/.test(sql))).toBe(true);
 });

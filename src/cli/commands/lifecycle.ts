@@ -16,18 +16,21 @@ interface LifecycleOptions {
   progress?: boolean;
 }
 
-/** Checkpoints of a thread in every namespace, counted as they stream by. */
+/** Checkpoints of a thread in every namespace, counted as they stream by; `beyond(n)`: those a keep-last-n prune removes. */
 async function countCheckpoints(
   saver: DrizzleSaver,
   threadId: string,
-): Promise<{ checkpoints: number; namespaces: number }> {
+): Promise<{ checkpoints: number; namespaces: number; beyond: (keepLast: number) => number }> {
   let checkpoints = 0;
-  const namespaces = new Set<string>();
+  const perNamespace = new Map<string, number>();
   for await (const tuple of saver.list({ configurable: { thread_id: threadId } })) {
     checkpoints++;
-    namespaces.add(String(tuple.config.configurable?.checkpoint_ns ?? ""));
+    const ns = String(tuple.config.configurable?.checkpoint_ns ?? "");
+    perNamespace.set(ns, (perNamespace.get(ns) ?? 0) + 1);
   }
-  return { checkpoints, namespaces: namespaces.size };
+  const beyond = (keepLast: number) =>
+    [...perNamespace.values()].reduce((sum, count) => sum + Math.max(0, count - keepLast), 0);
+  return { checkpoints, namespaces: perNamespace.size, beyond };
 }
 
 const quoted = (ids: string[]) => ids.map((id) => JSON.stringify(id)).join(", ");
@@ -47,7 +50,8 @@ export async function copy(
       if (await threadExists(saver, target)) throw new CliError(`target thread "${target}" already has checkpoints`);
     }
     if (options.dryRun) {
-      const counts = await countCheckpoints(saver, source);
+      const { checkpoints, namespaces } = await countCheckpoints(saver, source);
+      const counts = { checkpoints, namespaces };
       if (options.json) {
         await out.json({ dryRun: true, source, targets, ...counts });
       } else {
@@ -72,7 +76,7 @@ export async function copy(
 }
 
 /** Thread ids from the arguments; "-" reads more from stdin, one per line. */
-async function readThreadIds(args: string[]): Promise<string[]> {
+export async function readThreadIds(args: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const arg of args) {
     if (arg !== "-") {
@@ -93,22 +97,27 @@ async function readThreadIds(args: string[]): Promise<string[]> {
 
 export interface PruneOptions extends LifecycleOptions {
   strategy: Strategy;
+  /** --keep-last: with keep_latest, checkpoints kept per namespace (default 1). */
+  keepLast?: number;
   /** --yes: delete without asking. */
   yes?: boolean;
 }
 
 /** What a prune removes, in the words of the confirmation question. */
-function pruneAction(count: number, strategy: Strategy): string {
+function pruneAction(count: number, strategy: Strategy, keepLast = 1): string {
   const threads = plural(count, "thread");
-  return strategy === "delete"
-    ? `delete ${threads} with all their checkpoints`
-    : `prune ${threads}, removing every checkpoint but the newest of each namespace`;
+  if (strategy === "delete") return `delete ${threads} with all their checkpoints`;
+  const newest = keepLast === 1 ? "the newest" : `the newest ${keepLast}`;
+  return `prune ${threads}, removing every checkpoint but ${newest} of each namespace`;
 }
 
 export async function prune(url: string, args: string[], options: PruneOptions, out: Output): Promise<void> {
   const ids = await readThreadIds(args);
   if (ids.length === 0) throw new UsageError("no thread ids given");
-  const { strategy } = options;
+  const { strategy, keepLast } = options;
+  if (keepLast !== undefined && strategy !== "keep_latest") {
+    throw new UsageError("--keep-last applies to --strategy keep_latest only");
+  }
   await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
     if (options.dryRun) {
       const table = new StreamingTable(out, [
@@ -119,12 +128,13 @@ export async function prune(url: string, args: string[], options: PruneOptions, 
       ]);
       const rows: { threadId: string; checkpoints: number; namespaces: number; remove: number }[] = [];
       for (const threadId of ids) {
-        const counts = await countCheckpoints(saver, threadId);
-        if (counts.checkpoints === 0) throw new CliError(`unknown thread "${threadId}"`);
+        const { checkpoints, namespaces, beyond } = await countCheckpoints(saver, threadId);
+        if (checkpoints === 0) throw new CliError(`unknown thread "${threadId}"`);
         rows.push({
           threadId,
-          ...counts,
-          remove: strategy === "delete" ? counts.checkpoints : counts.checkpoints - counts.namespaces,
+          checkpoints,
+          namespaces,
+          remove: strategy === "delete" ? checkpoints : beyond(keepLast ?? 1),
         });
       }
       let removed = 0;
@@ -145,11 +155,14 @@ export async function prune(url: string, args: string[], options: PruneOptions, 
     for (const threadId of ids) {
       if (!(await threadExists(saver, threadId))) throw new CliError(`unknown thread "${threadId}"`);
     }
-    await confirmDeletion(pruneAction(ids.length, strategy), { yes: options.yes, stdinTaken: args.includes("-") });
+    await confirmDeletion(pruneAction(ids.length, strategy, keepLast), {
+      yes: options.yes,
+      stdinTaken: args.includes("-"),
+    });
     const bar = startProgress(ids.length, "prune", options.progress);
     try {
       for (const threadId of ids) {
-        await saver.prune([threadId], { strategy });
+        await saver.prune([threadId], { strategy, keepLast });
         bar.increment();
       }
     } finally {

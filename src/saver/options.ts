@@ -1,0 +1,54 @@
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import type { UrlDriver } from "../drivers/connect.js";
+import type { CheckpointTables } from "../drivers/registry.js";
+import type { SpiderOptions } from "../spider/migrations.js";
+import type { RetentionPolicy } from "./retention.js";
+
+/** The options of {@link DrizzleSaver} (saver.ts). */
+export interface DrizzleSaverOptions {
+  /** Serializer for checkpoints, channel values and writes; MessagePack by default. */
+  serde?: SerializerProtocol;
+  /**
+   * Tables the application defined itself with `checkpointTables()` from
+   * "langgraph-checkpoint-drizzle/pg" (or /mysql, /sqlite) and migrates with its own
+   * drizzle-kit. `setup()` then does nothing.
+   */
+  tables?: CheckpointTables;
+  /**
+   * PostgreSQL only: the schema of the saver's tables, created by `setup()` if missing.
+   * Every statement names it, so the connection's search_path does not matter. By
+   * default the tables are where search_path puts them (the current schema).
+   */
+  schema?: string;
+  /** Table recording our applied migrations; default "langgraph_checkpoint_migrations". */
+  migrationsTable?: string;
+  /** PostgreSQL schema of that table; default `schema`, else the current schema (first of search_path). */
+  migrationsSchema?: string;
+  /**
+   * MariaDB Spider: `db` is the Spider head and these are its data nodes; `setup()`
+   * migrates every node and builds the head's Spider tables (README, "Sharding").
+   */
+  spider?: SpiderOptions;
+  /**
+   * Channel values this saver remembers (per thread, namespace and channel) to store an
+   * array that extends one of them as its appended elements only; 0 stores every
+   * value whole. Default 1000. The elements are compared by identity: they must not
+   * be changed in place once stored, as LangGraph's reducers never do.
+   */
+  incrementalValues?: number;
+  /**
+   * What `sweep()` and `startSweeper()` do to idle threads: `{ idleFor: "30d", strategy:
+   * "delete" }` removes every thread with no checkpoint (in any namespace) for 30 days;
+   * `strategy: "keep_latest", keepLast: n` keeps its newest n checkpoints of each
+   * namespace. Pinned threads are never touched. Nothing runs until one of them is called.
+   */
+  retention?: RetentionPolicy;
+}
+
+/** See {@link DrizzleSaverOptions.incrementalValues}. */
+export const DEFAULT_INCREMENTAL_VALUES = 1000;
+
+export interface FromUrlOptions extends DrizzleSaverOptions {
+  /** The driver to open the URL with; by default the first installed one that serves its scheme. */
+  driver?: UrlDriver;
+}

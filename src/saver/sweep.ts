@@ -1,0 +1,165 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Dialect, Precondition } from "../dialects/dialect.js";
+import { InvalidInputError } from "../errors.js";
+import { removeCheckpoints } from "./remove.js";
+import type { ResolvedPolicy, SweepOptions, SweepOutcome, SweepProgress, SweepResult } from "./retention.js";
+import { as, requireId } from "./values.js";
+
+/** Thrown by a claim's precondition when the thread is not idle, pinned, or held by another transaction. */
+class NotClaimed extends Error {}
+
+/** How `handle` decides that a thread may go: its row's `updated_at` is before `cutoff` and it is not pinned. */
+/** Where a scan of idle threads stopped: the last thread's `updated_at` (milliseconds) and id. */
+interface ScanCursor {
+  updatedAt: number;
+  threadId: string;
+}
+
+export interface Claim {
+  threadId: string;
+  /** A value comparable with `updated_at` (Dialect.millisAgo or epochMillis). */
+  cutoff: SQL;
+}
+
+/**
+ * Retention on top of a dialect: finds idle threads on the per-thread table and
+ * handles each in an atomic unit that first claims the thread's row (locked for the
+ * unit, skipped when another transaction holds it) and whose every statement repeats
+ * the idleness condition in SQL, so the decision is re-checked under the lock, by the
+ * unit that deletes.
+ */
+export class ThreadSweeper {
+  constructor(private readonly dialect: Dialect) {}
+
+  /** The thread's row while it is idle and not pinned (what a claim locks). */
+  private idleRow({ threadId, cutoff }: Claim, select: SQL): SQL {
+    const t = this.dialect.columns.threads;
+    return sql`select ${select} from ${t.table}
+      where ${t.threadId} = ${threadId} and ${t.updatedAt} < ${cutoff} and not ${t.pinned}`;
+  }
+
+  /** The claim's condition, for a statement on another table. */
+  private idle(claim: Claim): SQL {
+    return sql`exists (${this.idleRow(claim, sql`1`)})`;
+  }
+
+  private precondition(claim: Claim): Precondition {
+    return {
+      rows: this.idleRow(claim, sql`1 as ${sql.identifier("found")}`),
+      claim: true,
+      failure: () => new NotClaimed(),
+    };
+  }
+
+  /**
+   * Removes the thread whole if it is still idle, or keeps its newest `keepLast`
+   * checkpoints of each namespace. A put that lands first makes it active (skipped);
+   * a put that comes after finds its parent gone (MissingParentError).
+   */
+  async handle(claim: Claim, policy: Pick<ResolvedPolicy, "strategy" | "keepLast">): Promise<SweepOutcome> {
+    try {
+      if (policy.strategy === "keep_latest") {
+        const removed = await removeCheckpoints(
+          this.dialect,
+          claim.threadId,
+          (rows) => rows.filter((row) => row.rank > policy.keepLast),
+          { precondition: this.precondition(claim), guard: this.idle(claim) },
+        );
+        return removed ? "pruned" : "unchanged";
+      }
+      await this.dialect.atomically(this.deletes(claim), this.precondition(claim));
+      return "deleted";
+    } catch (error) {
+      if (error instanceof NotClaimed) return "skipped";
+      throw error;
+    }
+  }
+
+  /** The thread's rows, each delete conditioned on its row being idle; the row itself last. */
+  private deletes(claim: Claim): SQL[] {
+    const { checkpoints, writes, blobs, threads: t } = this.dialect.columns;
+    const idle = this.idle(claim);
+    // Checkpoints before writes: a putWrites holding its checkpoint's lock commits first, then its rows go too.
+    const dependents = [checkpoints, writes, blobs].map(
+      ({ table, threadId }) => sql`delete from ${table} where ${threadId} = ${claim.threadId} and ${idle}`,
+    );
+    // Not through a subquery on itself (MySQL refuses that): the same condition, on the row.
+    const row = sql`delete from ${t.table}
+      where ${t.threadId} = ${claim.threadId} and ${t.updatedAt} < ${claim.cutoff} and not ${t.pinned}`;
+    return [...dependents, row];
+  }
+
+  /**
+   * Up to `limit` idle, unpinned threads after `cursor`, in (updated_at, thread_id) order:
+   * a range of the `(updated_at, thread_id)` index, so a pass reads the idle threads only,
+   * however many active ones the table holds.
+   */
+  async idleThreads(cutoff: SQL, cursor: ScanCursor | undefined, limit: number): Promise<ScanCursor[]> {
+    const t = this.dialect.columns.threads;
+    let after = sql``;
+    if (cursor) {
+      // updated_at holds whole milliseconds on every database: the cursor's value compares exactly.
+      const at = this.dialect.epochMillis(cursor.updatedAt);
+      after = sql` and (${t.updatedAt} > ${at} or (${t.updatedAt} = ${at} and ${t.threadId} > ${cursor.threadId}))`;
+    }
+    const rows = await this.dialect.query(sql`select ${as(t.threadId, "thread_id")},
+        ${this.dialect.createdAtMillis(sql`${t.updatedAt}`)} as ${sql.identifier("updated_ms")}
+      from ${t.table} where ${t.updatedAt} < ${cutoff} and not ${t.pinned}${after}
+      order by ${t.updatedAt}, ${t.threadId} limit ${sql.raw(String(limit))}`);
+    return rows.map((row) => ({ threadId: row.thread_id as string, updatedAt: Number(row.updated_ms) }));
+  }
+
+  /** How many threads are idle and unpinned now. */
+  async countIdle(cutoff: SQL): Promise<number> {
+    const t = this.dialect.columns.threads;
+    const [row] = await this.dialect.query(
+      sql`select count(*) as ${sql.identifier("n")} from ${t.table} where ${t.updatedAt} < ${cutoff} and not ${t.pinned}`,
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /** One pass over the idle threads, in batches of `batchSize`, each thread in its own unit. */
+  async sweep(policy: ResolvedPolicy, options: SweepOptions): Promise<SweepResult> {
+    const batchSize = options.batchSize ?? 100;
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+      throw new InvalidInputError("sweep: batchSize must be a positive integer");
+    }
+    const dryRun = options.dryRun === true;
+    const cutoff = this.dialect.millisAgo(policy.idleForMs);
+    const progress: SweepProgress = { scanned: 0, deleted: 0, pruned: 0, unchanged: 0, skipped: 0 };
+    let cursor: ScanCursor | undefined;
+    for (;;) {
+      const batch = await this.idleThreads(cutoff, cursor, batchSize);
+      if (batch.length === 0) break;
+      cursor = batch[batch.length - 1];
+      progress.scanned += batch.length;
+      for (const { threadId } of batch) {
+        if (dryRun) {
+          options.onThread?.(threadId, policy.strategy === "delete" ? "deleted" : "pruned");
+          continue;
+        }
+        const outcome = await this.handle({ threadId, cutoff }, policy);
+        progress[outcome]++;
+        options.onThread?.(threadId, outcome);
+      }
+      options.onProgress?.({ ...progress });
+      if (batch.length < batchSize) break;
+    }
+    return { ...progress, dryRun };
+  }
+
+  /** Sets or clears the thread's `pinned` flag; InvalidInputError when the thread has no checkpoint. */
+  async setPinned(threadId: string, pinned: boolean): Promise<void> {
+    requireId(threadId, "thread_id");
+    const t = this.dialect.columns.threads;
+    await this.dialect.atomically([
+      sql`update ${t.table} set ${sql.identifier(t.pinned.name)} = ${sql.raw(pinned ? "true" : "false")}
+        where ${t.threadId} = ${threadId}`,
+    ]);
+    const found = await this.dialect.query(sql`select 1 as ${sql.identifier("found")} from ${t.table}
+      where ${t.threadId} = ${threadId}`);
+    if (found.length === 0) {
+      throw new InvalidInputError(`${pinned ? "pinThread" : "unpinThread"}: thread "${threadId}" has no checkpoints`);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import type { DialectName } from "../helpers/databases.js";
+import { chunks, hoursAgo, placeholders, type RawDatabase, setCreatedAt } from "../lifecycle/support.js";
+
+/**
+ * Makes threads look idle for `hours`: their checkpoints' created_at and their
+ * per-thread row (what sweeps read) both move into the past.
+ */
+export async function ageThreads(raw: RawDatabase, threadIds: readonly string[], hours: number): Promise<void> {
+  const past = hoursAgo(raw.dialect as DialectName, hours);
+  await setCreatedAt(raw, threadIds, past);
+  for (const part of chunks(threadIds, 200)) {
+    await raw.query(
+      `update checkpoint_threads set created_at = ${past}, updated_at = ${past} where thread_id in ${placeholders(part)}`,
+      part,
+    );
+  }
+}
+
+/** Thread ids that have a row in checkpoint_threads, sorted. */
+export async function threadRows(raw: RawDatabase): Promise<string[]> {
+  const rows = await raw.query("select thread_id from checkpoint_threads");
+  return rows.map((row) => String(row.thread_id)).sort();
+}
+
+/** Checkpoints per namespace of one thread, oldest first. */
+export async function checkpointIds(raw: RawDatabase, threadId: string): Promise<Map<string, string[]>> {
+  const rows = await raw.query(
+    "select checkpoint_ns, checkpoint_id from checkpoints where thread_id = ? order by checkpoint_id",
+    [threadId],
+  );
+  const byNs = new Map<string, string[]>();
+  for (const row of rows) {
+    const ns = String(row.checkpoint_ns);
+    byNs.set(ns, [...(byNs.get(ns) ?? []), String(row.checkpoint_id)]);
+  }
+  return byNs;
+}
