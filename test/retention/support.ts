@@ -1,5 +1,6 @@
 import type { DialectName } from "../helpers/databases.js";
 import { chunks, hoursAgo, placeholders, type RawDatabase, setCreatedAt } from "../lifecycle/support.js";
+import type { ChainSpec } from "../reliability/chain.js";
 
 /**
  * Makes threads look idle for `hours`: their checkpoints' created_at and their
@@ -34,4 +35,17 @@ export async function checkpointIds(raw: RawDatabase, threadId: string): Promise
     byNs.set(ns, [...(byNs.get(ns) ?? []), String(row.checkpoint_id)]);
   }
   return byNs;
+}
+
+/** The race tests' threads: `count` of each kind, named "<kind>-<i>", three small channels each. */
+export function chainSpecs(counts: Record<string, number>): ChainSpec[] {
+  return Object.entries(counts).flatMap(([kind, count]) =>
+    Array.from({ length: count }, (_, i) => ({
+      threadId: `${kind}-${i}`,
+      ns: "",
+      channels: 3,
+      size: 256,
+      label: `${kind}${i}`,
+    })),
+  );
 }

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { CLEAN, integrity, openRaw } from "../lifecycle/support.js";
-import { type ChainSpec, ChainWriter, writeValue } from "../reliability/chain.js";
+import { ChainWriter, writeValue } from "../reliability/chain.js";
 import { type Child, channelValue, expectCleanExit, type Message, startChild } from "../reliability/helpers.js";
-import { ageThreads, checkpointIds } from "./support.js";
+import { ageThreads, chainSpecs, checkpointIds } from "./support.js";
 import type { SweeperArgs } from "./workers/sweeper.js";
 
 /**
@@ -24,17 +24,7 @@ describe.each(DIALECTS)("keep_latest sweepers in several processes racing writer
     const { saver, url } = await freshSaver(dialect);
     const raw = await openRaw(dialect, url);
     try {
-      const spec = (kind: string, i: number): ChainSpec => ({
-        threadId: `${kind}-${i}`,
-        ns: "",
-        channels: 3,
-        size: 256,
-        label: `${kind}${i}`,
-      });
-      const specs = [
-        ...Array.from({ length: IDLE }, (_, i) => spec("idle", i)),
-        ...Array.from({ length: CONTESTED }, (_, i) => spec("contested", i)),
-      ];
+      const specs = chainSpecs({ idle: IDLE, contested: CONTESTED });
       const events = specs.map(() => [] as Message[]);
       const writers = specs.map((s, w) => new ChainWriter(saver, s, (m) => events[w].push(m)));
       for (const writer of writers) for (let step = 0; step < 4; step++) await writer.next();

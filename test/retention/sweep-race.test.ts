@@ -2,9 +2,9 @@ import { join } from "node:path";
 import { MissingParentError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { openRaw } from "../lifecycle/support.js";
-import { type ChainSpec, ChainWriter, checkChain } from "../reliability/chain.js";
+import { ChainWriter, checkChain } from "../reliability/chain.js";
 import { type Child, expectCleanExit, type Message, startChild } from "../reliability/helpers.js";
-import { ageThreads } from "./support.js";
+import { ageThreads, chainSpecs } from "./support.js";
 import type { SweeperArgs } from "./workers/sweeper.js";
 
 /**
@@ -30,18 +30,7 @@ describe.each(DIALECTS)("sweepers in several processes racing writers on %s", (d
       const { saver, url } = await freshSaver(dialect);
       const raw = await openRaw(dialect, url);
       try {
-        const spec = (kind: string, i: number): ChainSpec => ({
-          threadId: `${kind}-${i}`,
-          ns: "",
-          channels: 3,
-          size: 256,
-          label: `${kind}${i}`,
-        });
-        const specs = [
-          ...Array.from({ length: IDLE }, (_, i) => spec("idle", i)),
-          ...Array.from({ length: CONTESTED }, (_, i) => spec("contested", i)),
-          ...Array.from({ length: ACTIVE }, (_, i) => spec("active", i)),
-        ];
+        const specs = chainSpecs({ idle: IDLE, contested: CONTESTED, active: ACTIVE });
         const events = specs.map(() => [] as Message[]);
         const writers = specs.map((s, w) => new ChainWriter(saver, s, (m) => events[w].push(m)));
         for (const writer of writers) for (let step = 0; step < 3; step++) await writer.next();
