@@ -15,6 +15,8 @@
  * Anything uncertain (cold cache, another process, a fork elsewhere) is stored whole.
  */
 
+import { tupleKey } from "./values.js";
+
 /** `type` of a stored delta: this prefix and the serializer's type of its elements. */
 export const DELTA_TYPE_PREFIX = "delta:";
 
@@ -131,5 +133,5 @@ export class DeltaCache {
 }
 
 function cacheKey(threadId: string, ns: string, channel: string): string {
-  return JSON.stringify([threadId, ns, channel]);
+  return tupleKey([threadId, ns, channel]);
 }
