@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Statement } from "../saver/statements.js";
+import type { Bound, Statement } from "../saver/statements.js";
 import type { Executor, Row, Runner, SyncRunner, TransactionStyle } from "./executor.js";
 import { type Gate, oneConnection } from "./one-connection.js";
 
@@ -8,6 +8,12 @@ export interface SqliteConnection {
   all(statement: Statement): Row[] | Promise<Row[]>;
   run(statement: Statement): number | Promise<number>;
 }
+
+/** Transaction control, as templates: compiled once per connection, not on every unit. */
+const control = (template: ReturnType<typeof sql>): Bound => ({ template, values: {} });
+const BEGIN = control(sql`begin immediate`);
+const COMMIT = control(sql`commit`);
+const ROLLBACK = control(sql`rollback`);
 
 /**
  * An executor over a single SQLite connection. A transaction is BEGIN IMMEDIATE ...
@@ -36,15 +42,15 @@ export function serialSqliteExecutor(
       compile,
       ...runner,
       async transaction(work) {
-        await connection.run(sql`begin immediate`);
+        await connection.run(BEGIN);
         try {
           const result = await work(runner);
-          await connection.run(sql`commit`);
+          await connection.run(COMMIT);
           return result;
         } catch (error) {
           // The work's own error matters, not a failed rollback's.
           await Promise.resolve()
-            .then(() => connection.run(sql`rollback`))
+            .then(() => connection.run(ROLLBACK))
             .catch(() => {});
           throw error;
         }
@@ -57,14 +63,14 @@ export function serialSqliteExecutor(
 
 /** BEGIN IMMEDIATE, `work`, COMMIT, all in one synchronous call: nothing can interleave. */
 function transactionNow<T>(connection: SyncRunner, work: (tx: SyncRunner) => T): T {
-  connection.run(sql`begin immediate`);
+  connection.run(BEGIN);
   try {
     const result = work(connection);
-    connection.run(sql`commit`);
+    connection.run(COMMIT);
     return result;
   } catch (error) {
     try {
-      connection.run(sql`rollback`);
+      connection.run(ROLLBACK);
     } catch {
       // The work's own error matters, not a failed rollback's.
     }

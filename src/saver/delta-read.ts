@@ -6,7 +6,7 @@ import { baseSeqs, DELTA_TYPE_PREFIX, type LineageLink, parseStoredChain, type V
 import { chunks } from "./remove.js";
 import { Templates, type Values } from "./statements.js";
 import { decodeStored, type StoredValuePlace } from "./stored-values.js";
-import { as } from "./values.js";
+import { as, tupleKey } from "./values.js";
 
 /** A stored value read back, with its place in its lineage (deltas.ts). */
 export interface ReadValue {
@@ -19,7 +19,7 @@ export const WHOLE: ValueLineage = { seq: 0, bases: [] };
 
 /** The key of a blob row in the maps of blobs a reader keeps. */
 export function blobKey(threadId: unknown, ns: unknown, channel: unknown, version: unknown): string {
-  return JSON.stringify([threadId, ns, channel, String(version)]);
+  return tupleKey([threadId, ns, channel, String(version)]);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../dialects/dialect.js";
 import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "./statements.js";
-import { as, parseJsonColumn, rowKey } from "./values.js";
+import { as, parseJsonColumn, rowKey, tupleKey } from "./values.js";
 
 /**
  * Checkpoints, writes and blobs of a page in one query, where the dialect can name the
@@ -68,13 +68,13 @@ export async function queryPageByKeys(dialect: Dialect, templates: Templates, pa
   const groups = new Map<string, Group>();
   for (const row of checkpoints) {
     const { threadId, ns, checkpointId } = rowKey(row);
-    const groupKey = JSON.stringify([threadId, ns]);
+    const groupKey = tupleKey([threadId, ns]);
     const group: Group = groups.get(groupKey) ?? { threadId, ns, ids: [], blobs: new Map() };
     groups.set(groupKey, group);
     group.ids.push(checkpointId);
     const versions = parseJsonColumn(row.channel_versions) as Record<string, unknown>;
     for (const [channel, version] of Object.entries(versions)) {
-      group.blobs.set(JSON.stringify([channel, String(version)]), [channel, String(version)]);
+      group.blobs.set(tupleKey([channel, String(version)]), [channel, String(version)]);
     }
   }
   if (groups.size === 0) return [];

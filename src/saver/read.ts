@@ -149,12 +149,14 @@ export class CheckpointReader {
     onValue?: (place: StoredValuePlace, version: string, read: ReadValue) => void,
   ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
     const c = this.dialect.columns.checkpoints;
-    const order = oneThreadAndNamespace
-      ? sql`${c.checkpointId} desc`
-      : sql`${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc`;
-    // A window function makes MySQL number every matching row before the limit applies.
-    const position = limit === 1 ? sql`1` : sql`row_number() over (order by ${order})`;
-    const page = (): SQL => sql`
+    // Built only when the page's template is not cached yet (pageKey names its shape).
+    const page = (): SQL => {
+      const order = oneThreadAndNamespace
+        ? sql`${c.checkpointId} desc`
+        : sql`${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc`;
+      // A window function makes MySQL number every matching row before the limit applies.
+      const position = limit === 1 ? sql`1` : sql`row_number() over (order by ${order})`;
+      return sql`
       select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
              ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
              ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
@@ -163,6 +165,7 @@ export class CheckpointReader {
       from ${c.table} where ${where()}
       order by ${order}
       limit ${sql.raw(String(limit))}`;
+    };
     const pageKey = key && `${key}.${limit}`;
     const rows = this.dialect.pageBlobs
       ? await queryPageAtOnce(this.dialect, this.templates, page, values, pageKey, limit === 1)

@@ -5,7 +5,7 @@
  * `sql.placeholder(name)` where the values go, compiled once per dialect, and run
  * with their values.
  */
-import { fillPlaceholders, is, Placeholder, SQL, sql } from "drizzle-orm";
+import { is, Param, Placeholder, SQL, sql } from "drizzle-orm";
 
 /** Values of a template's placeholders, by name. */
 export type Values = Record<string, unknown>;
@@ -27,12 +27,44 @@ export interface CompiledQuery {
 export const isBound = (statement: Statement): statement is Bound => !is(statement, SQL);
 
 /**
+ * Where a compiled template's parameter comes from: a placeholder's value by name
+ * (through the column's encoder when the placeholder was a column's value), or the
+ * parameter itself. Worked out once per template, so a call does no `is` checks.
+ */
+type Slot =
+  | { kind: "value"; name: string }
+  | { kind: "encoded"; name: string; encoder: Param["encoder"] }
+  | { kind: "constant"; value: unknown };
+
+function slotOf(param: unknown): Slot {
+  if (is(param, Placeholder)) return { kind: "value", name: param.name as string };
+  if (is(param, Param) && is(param.value, Placeholder))
+    return { kind: "encoded", name: param.value.name as string, encoder: param.encoder };
+  return { kind: "constant", value: param };
+}
+
+/** What drizzle's `fillPlaceholders` does, over slots worked out beforehand (same errors). */
+function fill(slots: Slot[], values: Values): unknown[] {
+  const params = new Array<unknown>(slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    const slot = slots[i];
+    if (slot.kind === "constant") {
+      params[i] = slot.value;
+      continue;
+    }
+    if (!(slot.name in values)) throw new Error(`No value for placeholder "${slot.name}" was provided`);
+    params[i] = slot.kind === "value" ? values[slot.name] : slot.encoder.mapToDriverValue(values[slot.name]);
+  }
+  return params;
+}
+
+/**
  * Turns statements into text and parameters; a template's text is made once. A
  * dialect may derive values the caller does not give (MySQL's key hashes) from the
  * placeholder's name.
  */
 export class StatementCompiler {
-  private readonly compiled = new WeakMap<SQL, CompiledQuery & { derived: string[] }>();
+  private readonly compiled = new WeakMap<SQL, { sql: string; slots: Slot[]; derived: string[] }>();
 
   constructor(
     private readonly toQuery: (statement: SQL) => CompiledQuery,
@@ -47,7 +79,7 @@ export class StatementCompiler {
       const names = params.flatMap((param) => (is(param, Placeholder) ? [param.name as string] : []));
       // Derived values are named "<placeholder>#<what>".
       const derived = this.derive ? names.filter((name) => name.includes("#")) : [];
-      query = { sql: text, params, derived };
+      query = { sql: text, slots: params.map(slotOf), derived };
       this.compiled.set(statement.template, query);
     }
     let values = statement.values;
@@ -55,7 +87,7 @@ export class StatementCompiler {
       values = { ...values };
       for (const name of query.derived) values[name] = this.derive?.(name, statement.values);
     }
-    return { sql: query.sql, params: fillPlaceholders(query.params, values) };
+    return { sql: query.sql, params: fill(query.slots, values) };
   }
 }
 

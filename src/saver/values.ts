@@ -109,3 +109,18 @@ export function parseJsonColumn(value: unknown): unknown {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/**
+ * A map key for a tuple of strings: each part with its length in front, so no two
+ * tuples share a key (cheaper than JSON.stringify of the array, which it replaces). A
+ * tuple with a part that is not a string gets its JSON text, which starts with "[",
+ * where a length-prefixed key starts with a digit: the two kinds never meet.
+ */
+export function tupleKey(parts: readonly unknown[]): string {
+  let key = "";
+  for (const part of parts) {
+    if (typeof part !== "string") return JSON.stringify(parts);
+    key += `${part.length}:${part}`;
+  }
+  return key;
+}

@@ -24,6 +24,7 @@ import {
   requireKeyWithinLimit,
   requireStorableText,
   toBuffer,
+  tupleKey,
 } from "./values.js";
 import { storedVersion, storedVersions } from "./versions.js";
 
@@ -181,7 +182,7 @@ export class CheckpointWriter {
       }
       throw error;
     }
-    this.stored.add(JSON.stringify([threadId, ns, checkpointId]));
+    this.stored.add(tupleKey([threadId, ns, checkpointId]));
     remember();
     for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
       if (!Object.hasOwn(newVersions, channel))
@@ -302,7 +303,7 @@ export class CheckpointWriter {
     // parent: a delete racing them either removes them with it or makes them fail. One it
     // has not stored may still be on its way: with LangGraph's default "async" durability
     // a step's writes are sent before its checkpoint's put has landed.
-    const precondition = this.stored.has(JSON.stringify([threadId, ns, checkpointId]))
+    const precondition = this.stored.has(tupleKey([threadId, ns, checkpointId]))
       ? this.checkpointExists(threadId, ns, checkpointId, `putWrites: checkpoint "${checkpointId}"`)
       : undefined;
     await this.dialect.atomically(statements, precondition);
