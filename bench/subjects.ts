@@ -20,7 +20,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { POSTGRES_OPTIONS } from "../src/drivers/connect.js";
-import { DrizzleSaver } from "../src/index.js";
+import { DrizzleSaver, type DrizzleSaverOptions } from "../src/index.js";
 
 export type Family = "postgres" | "mysql" | "sqlite" | "memory";
 
@@ -365,7 +365,7 @@ export async function oursPostgres(workspace: Workspace): Promise<Subject> {
   // What DrizzleSaver.fromUrl opens, plus a logger that lets the report explain the filter query.
   const client = postgres(url, POSTGRES_OPTIONS);
   const capture = new QueryCapture();
-  const saver = new DrizzleSaver(drizzlePostgres(client, { logger: capture }));
+  const saver = new DrizzleSaver(drizzlePostgres(client, { logger: capture }), oursOptions());
   await saver.setup();
   const admin = pgAdmin(url);
   const explainQuery = async (run: () => Promise<unknown>) => {
@@ -432,7 +432,7 @@ export async function oursMysql(workspace: Workspace): Promise<Subject> {
   // What DrizzleSaver.fromUrl opens, plus a logger that lets the report explain the filter query.
   const pool = mysql.createPool({ uri: url, charset: "utf8mb4", supportBigNumbers: true });
   const capture = new QueryCapture();
-  const saver = new DrizzleSaver(drizzleMysql(pool, { logger: capture }));
+  const saver = new DrizzleSaver(drizzleMysql(pool, { logger: capture }), oursOptions());
   await saver.setup();
   const admin = await mysql.createConnection({ uri: url, charset: "utf8mb4" });
   const [[{ version }]] = await admin.query<mysql.RowDataPacket[]>(`select version() as version`);
@@ -580,10 +580,19 @@ function sqliteHelpers(db: Database.Database, tables: string[], metadataIsBlob: 
   };
 }
 
+/**
+ * Options of our savers: BENCH_INCREMENTAL sets `incrementalValues` (0 stores every
+ * value whole, as before incremental values), to measure what that feature costs.
+ */
+function oursOptions(): DrizzleSaverOptions {
+  const incremental = process.env.BENCH_INCREMENTAL;
+  return incremental === undefined ? {} : { incrementalValues: Number(incremental) };
+}
+
 export async function oursSqlite(workspace: Workspace): Promise<Subject> {
   const db = openSqlite(workspace.sqliteFile("ours"));
   const capture = new QueryCapture();
-  const saver = new DrizzleSaver(drizzleSqlite(db, { logger: capture }));
+  const saver = new DrizzleSaver(drizzleSqlite(db, { logger: capture }), oursOptions());
   await saver.setup();
   const helpers = sqliteHelpers(db, ["checkpoints", "checkpoint_blobs", "checkpoint_writes"], false);
   const explainQuery = async (run: () => Promise<unknown>) => {
