@@ -202,6 +202,16 @@ export interface Dialect {
    */
   chainBaseBlobs?(head: string): SQL;
   /**
+   * Optional: a condition on the checkpoints table true of the newest checkpoint of one
+   * thread and namespace (`thread` and `nsKey` are values for its columns), added to
+   * getTuple's page when it has no checkpoint id. On MariaDB the page's `order by
+   * checkpoint_id desc limit 1` alone makes the range optimizer probe every index that
+   * starts with thread_id, pages nothing else reads, which fall out of the buffer pool
+   * on a large table; an equality on the whole primary key with the id from `max()` is
+   * a constant lookup, like a read by id.
+   */
+  newestCheckpoint?(thread: SQL, nsKey: SQL): SQL;
+  /**
    * Up to `limit` threads with an id after `cursor`, in id order, as rows
    * (thread_id, idle): idle is 1 when the thread's newest `created_at` is before
    * `idleBefore`. Must read the (thread_id, created_at) index, not every checkpoint.

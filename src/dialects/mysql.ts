@@ -264,6 +264,10 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       }
       return allOf([...parts, ...exact]);
     },
+    newestCheckpoint: (thread, nsKey) => {
+      const c = columns.checkpoints;
+      return sql`${c.checkpointId} = (select max(${c.checkpointId}) from ${c.table} where ${c.threadId} = ${thread} and ${c.nsKey} = ${nsKey})`;
+    },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${jsonPath(`$.${JSON.stringify(key)}`)}))`,
     // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
     // a recursive CTE cannot seek there and reads whole index partitions instead.

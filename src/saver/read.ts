@@ -70,6 +70,11 @@ export class CheckpointReader {
         sql`${c.nsKey} = ${sql.placeholder("page.ns")}`,
       ];
       if (checkpointId !== undefined) conditions.push(sql`${c.checkpointId} = ${sql.placeholder("page.id")}`);
+      else if (this.dialect.newestCheckpoint) {
+        conditions.push(
+          this.dialect.newestCheckpoint(sql`${sql.placeholder("page.thread")}`, sql`${sql.placeholder("page.ns")}`),
+        );
+      }
       return sql.join(conditions, sql` and `);
     };
     // What getTuple returns is what the next put most likely extends (deltas.ts).
