@@ -10,6 +10,8 @@ export interface ThreadSummary {
   checkpoints: number;
   latestCheckpointId: string;
   latestCreatedAt: Date;
+  /** Pinned with `pinThread`: retention (sweep, expireThreads) leaves it alone. */
+  pinned: boolean;
 }
 
 /** Threads listed per query. */
@@ -23,7 +25,7 @@ export async function* listThreads(
   dialect: Dialect,
   options: { filter?: Record<string, unknown>; limit?: number } = {},
 ): AsyncGenerator<ThreadSummary> {
-  const c = dialect.columns.checkpoints;
+  const { checkpoints: c, threads: t } = dialect.columns;
   const entries = storedFilterEntries(options.filter);
   const { limit } = options;
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
@@ -38,7 +40,9 @@ export async function* listThreads(
     const rows = await dialect.query(sql`
       select ${as(c.threadId, "thread_id")}, count(*) as ${sql.identifier("checkpoints")},
              max(${c.checkpointId}) as ${sql.identifier("latest_checkpoint_id")},
-             ${dialect.createdAtMillis(sql`max(${c.createdAt})`)} as ${sql.identifier("latest_created_at")}
+             ${dialect.createdAtMillis(sql`max(${c.createdAt})`)} as ${sql.identifier("latest_created_at")},
+             (select count(*) from ${t.table} where ${t.threadId} = ${c.threadId} and ${t.pinned})
+               as ${sql.identifier("pinned")}
       from ${c.table} where ${sql.join(conditions, sql` and `)}
       group by ${c.threadId} order by ${c.threadId} limit ${sql.raw(String(size))}`);
     for (const row of rows) {
@@ -47,6 +51,7 @@ export async function* listThreads(
         checkpoints: Number(row.checkpoints),
         latestCheckpointId: row.latest_checkpoint_id as string,
         latestCreatedAt: new Date(Number(row.latest_created_at)),
+        pinned: Number(row.pinned) > 0,
       };
     }
     if (rows.length < size) return;

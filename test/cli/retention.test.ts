@@ -55,6 +55,23 @@ describe.each(DIALECTS)("the retention commands on %s", { timeout: 300_000 }, (d
     const pinned = await cli(["pin", "--url", url, "old-a", "--json"]);
     expect(pinned.code, pinned.stderr).toBe(0);
     expect(jsonLines(pinned.stdout)).toEqual([{ threads: ["old-a"], pinned: true }]);
+    // listThreads reports the flag, and expire's dry run lists what its real run handles: not the pinned thread.
+    const saver = await DrizzleSaver.fromUrl(url);
+    try {
+      const summaries: [string, boolean][] = [];
+      for await (const thread of saver.listThreads()) summaries.push([thread.threadId, thread.pinned]);
+      expect(summaries).toEqual([
+        ["old-a", true],
+        ["old-b", false],
+        ["old-c", false],
+        ["recent", false],
+      ]);
+    } finally {
+      await saver.close();
+    }
+    const dry = await cli(["expire", "--url", url, "--idle-since", "2d", "--dry-run", "--json"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(jsonLines<{ threadId: string }>(dry.stdout).map((t) => t.threadId)).toEqual(["old-b", "old-c"]);
     const kept = await cli([
       "sweep",
       "--url",

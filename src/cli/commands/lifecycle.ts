@@ -193,7 +193,8 @@ export async function expire(url: string, options: ExpireOptions, out: Output): 
       ]);
       let count = 0;
       for await (const thread of saver.listThreads()) {
-        if (thread.latestCreatedAt.getTime() >= idleSince.getTime()) continue;
+        // Pinned threads are what the real run skips.
+        if (thread.pinned || thread.latestCreatedAt.getTime() >= idleSince.getTime()) continue;
         count++;
         if (options.json) {
           await out.json({ dryRun: true, strategy, ...thread, latestCreatedAt: thread.latestCreatedAt.toISOString() });
@@ -211,7 +212,7 @@ export async function expire(url: string, options: ExpireOptions, out: Output): 
     let total = 0;
     if (!options.yes || progressShown(options.progress)) {
       for await (const thread of saver.listThreads()) {
-        if (thread.latestCreatedAt.getTime() < idleSince.getTime()) total++;
+        if (!thread.pinned && thread.latestCreatedAt.getTime() < idleSince.getTime()) total++;
       }
     }
     const verb = strategy === "delete" ? "delete" : "prune";
