@@ -42,11 +42,34 @@ export function postgresJsExecutor(db: unknown, options: ExecutorOptions = {}): 
     };
   };
   const postgresJs = client as PostgresJsClient;
+  const pooled = on(postgresJs);
   return {
     driver: "postgres",
     transactions: "async",
     compile: (statement) => compiler.compile(statement),
-    ...on(postgresJs),
+    all: (statement) => onceMoreIfConnectionDied(() => pooled.all(statement)),
+    run: (statement) => onceMoreIfConnectionDied(() => pooled.run(statement)),
+    script: pooled.script,
     transaction: (work) => postgresJs.begin((tx) => work(on(tx))),
   };
+}
+
+/** Errors of a connection whose server session was gone before the statement ran through it. */
+const DEAD_CONNECTION = new Set(["57P01", "57P02", "CONNECTION_CLOSED", "CONNECTION_DESTROYED", "ECONNRESET"]);
+
+/**
+ * A statement outside a transaction runs once more, on another of the pool's
+ * connections, when the one it was sent on turned out to be dead: postgres.js can hand
+ * out a pooled connection whose session an administrator or a restart ended while it
+ * was idle, and the statement then fails with that session's termination. Every such
+ * statement of the saver is one autocommitted unit whose repetition changes nothing
+ * more (upserts, deletes, reads), so running it again is safe.
+ */
+async function onceMoreIfConnectionDied<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!DEAD_CONNECTION.has(String((error as { code?: unknown } | null)?.code))) throw error;
+    return run();
+  }
 }
