@@ -128,7 +128,7 @@ export class ThreadLifecycle {
       throw new InvalidInputError("expireThreads: batchSize must be a positive integer");
     }
     if (strategy !== "delete" && strategy !== "keep_latest") {
-      throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
+      throw new InvalidInputError(`expireThreads: unknown strategy "${String(strategy)}"`);
     }
     const cutoff = this.dialect.epochMillis(idleSince.getTime());
     let touched = 0;

@@ -13,9 +13,10 @@ export interface StoredCheckpoint {
   parentCheckpointId: string | null;
   versions: Record<string, unknown>;
   metadata: Record<string, unknown>;
-  /** The newest of its namespace in the database's order, the one getTuple and list return first. */
-  isLatest: boolean;
-  /** 1 for the newest of its namespace, 2 for the one before, and so on (checkpoint id order). */
+  /**
+   * 1 for the newest of its namespace in the database's order (the one getTuple and list
+   * return first), 2 for the one before, and so on.
+   */
   rank: number;
 }
 
@@ -106,7 +107,6 @@ async function readThread(dialect: Dialect, threadId: string): Promise<StoredChe
     parentCheckpointId: (row.parent_checkpoint_id as string | null) ?? null,
     versions: parseJsonColumn(row.channel_versions) as Record<string, unknown>,
     metadata: fromStoredJson(parseJsonColumn(row.metadata)) as Record<string, unknown>,
-    isLatest: Number(row.newest) === 1,
     rank: Number(row.newest),
   }));
 }
