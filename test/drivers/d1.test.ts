@@ -5,7 +5,7 @@ import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkp
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import { Miniflare } from "miniflare";
+import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
 import {
@@ -17,9 +17,7 @@ import {
 } from "../../src/index.js";
 import { findMigrationsFolder } from "../../src/migrations-folder.js";
 import { freshSaver } from "../helpers/databases.js";
-
-/** A D1 binding, as drizzle-orm/d1 takes it. */
-type D1Binding = Parameters<typeof drizzle>[0];
+import { type D1Binding, openLocalD1 } from "../helpers/miniflare.js";
 
 let miniflare: Miniflare;
 let binding: D1Binding;
@@ -30,12 +28,7 @@ let saver: DrizzleSaver;
 let other: DrizzleSaver;
 
 beforeAll(async () => {
-  miniflare = new Miniflare({
-    modules: true,
-    script: "export default { fetch: () => new Response(null, { status: 404 }) };",
-    d1Databases: ["DB"],
-  });
-  binding = (await miniflare.getD1Database("DB")) as unknown as D1Binding;
+  ({ miniflare, binding } = await openLocalD1());
   // The binding as the saver sees it: its batches can be preceded by another client's work.
   const intercepted = new Proxy(binding, {
     get(target, key) {
@@ -159,13 +152,8 @@ describe("Cloudflare D1 (batch-only)", () => {
   });
 
   it("concurrent setup() calls on a fresh database apply each migration once", async () => {
-    const fresh = new Miniflare({
-      modules: true,
-      script: "export default { fetch: () => new Response(null, { status: 404 }) };",
-      d1Databases: ["DB"],
-    });
+    const { miniflare: fresh, binding: db } = await openLocalD1();
     try {
-      const db = (await fresh.getD1Database("DB")) as unknown as D1Binding;
       const savers = [new DrizzleSaver(drizzle(db)), new DrizzleSaver(drizzle(db)), new DrizzleSaver(drizzle(db))];
       const reports = await Promise.all(savers.map((one) => one.setup()));
       // Each migration is reported by the one call that applied it.

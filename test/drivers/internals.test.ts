@@ -10,7 +10,6 @@ import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgresJs } from "drizzle-orm/postgres-js";
-import { Miniflare } from "miniflare";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import postgres from "postgres";
@@ -27,6 +26,7 @@ import { DrizzleSaver } from "../../src/index.js";
 import { buildApprovalGraph, newThread, normalHistory } from "../graphs/graphs.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { clearSaver, type ExtraDriver, type OpenDatabase, openFresh } from "../helpers/drivers.js";
+import { openLocalD1 } from "../helpers/miniflare.js";
 
 /** One database per driver, opened as an application would. */
 const opened: Record<string, { db: unknown; client: unknown; close(): Promise<void> }> = {};
@@ -46,8 +46,7 @@ beforeAll(async () => {
   opened.mysql2 = { db: drizzleMysql(mysqlPool), client: mysqlPool, close: () => mysqlPool.end() };
   opened["better-sqlite3"] = { db: drizzleSqlite(sqlite), client: sqlite, close: async () => void sqlite.close() };
   opened["@libsql/client"] = { db: drizzleLibsql(libsql), client: libsql, close: async () => libsql.close() };
-  const miniflare = new Miniflare({ modules: true, script: "export default {};", d1Databases: ["DB"] });
-  const d1 = (await miniflare.getD1Database("DB")) as unknown as Parameters<typeof drizzleD1>[0];
+  const { miniflare, binding: d1 } = await openLocalD1();
   opened["Cloudflare D1"] = { db: drizzleD1(d1), client: d1, close: () => miniflare.dispose() };
 });
 

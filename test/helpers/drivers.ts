@@ -8,11 +8,11 @@ import { drizzle as drizzleLibsql } from "drizzle-orm/libsql";
 import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
-import { Miniflare } from "miniflare";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { DrizzleSaver, type DrizzleSaverOptions, type SupportedDatabase } from "../../src/index.js";
 import { type DialectName, freshDatabaseUrl } from "./databases.js";
+import { openLocalD1 } from "./miniflare.js";
 
 /**
  * The drivers beyond the three that `DrizzleSaver.fromUrl` opens by default (those are
@@ -68,12 +68,7 @@ export async function openFresh(driver: ExtraDriver): Promise<OpenDatabase> {
  * proxy of the real D1 API in workerd; `another` is a second drizzle database over it.
  */
 async function openD1(): Promise<OpenDatabase> {
-  const miniflare = new Miniflare({
-    modules: true,
-    script: "export default { fetch: () => new Response(null, { status: 404 }) };",
-    d1Databases: ["DB"],
-  });
-  const binding = (await miniflare.getD1Database("DB")) as unknown as Parameters<typeof drizzleD1>[0];
+  const { miniflare, binding } = await openLocalD1();
   const another = async (): Promise<OpenDatabase> => ({ db: drizzleD1(binding), another, close: async () => {} });
   return { db: drizzleD1(binding), another, close: () => miniflare.dispose() };
 }

@@ -1,0 +1,63 @@
+import { createRequire } from "node:module";
+import type { drizzle } from "drizzle-orm/d1";
+import { Miniflare } from "miniflare";
+
+/** A D1 binding, as drizzle-orm/d1 takes it. */
+export type D1Binding = Parameters<typeof drizzle>[0];
+
+/** A local D1 in its own workerd process, and the binding drizzle-orm/d1 takes. */
+export async function openLocalD1(): Promise<{ miniflare: Miniflare; binding: D1Binding }> {
+  guardMiniflareSyncProxy();
+  const miniflare = new Miniflare({
+    modules: true,
+    script: "export default { fetch: () => new Response(null, { status: 404 }) };",
+    d1Databases: ["DB"],
+  });
+  const binding = (await miniflare.getD1Database("DB")) as unknown as D1Binding;
+  return { miniflare, binding };
+}
+
+/** Gives up waiting for a reply after this long (then miniflare's own assertion fails as before). */
+const REPLY_WAIT_MS = 60_000;
+
+let guarded = false;
+
+/**
+ * Works around a race in miniflare 3's synchronous binding proxy (every D1 `prepare` and
+ * `bind` from Node goes through it): its worker thread queues the reply, sets a flag and
+ * then notifies; when the thread is preempted between the flag and the notify, the late
+ * notify wakes the caller's next wait before that call's reply exists,
+ * `receiveMessageOnPort` returns nothing and the proxy asserts, out of step for the rest
+ * of the instance's life. It fails about one full test run in five on this 2-core machine
+ * under load. Fixed upstream in miniflare 4 (cloudflare/workers-sdk#15552), which needs
+ * Node 22.
+ *
+ * miniflare looks `MessageChannel` and `receiveMessageOnPort` up on the `worker_threads`
+ * module at each call, so the guard marks the channels its SynchronousFetcher creates and,
+ * for those ports only, waits for the reply that is on its way instead of returning
+ * nothing. Replies come in order, so the reply then read is the call's own. Every other
+ * port behaves exactly as before.
+ */
+export function guardMiniflareSyncProxy(): void {
+  if (guarded) return;
+  guarded = true;
+  const workerThreads = createRequire(import.meta.url)("node:worker_threads") as typeof import("node:worker_threads");
+  const { MessageChannel: OriginalChannel, receiveMessageOnPort: originalReceive } = workerThreads;
+  const proxyPorts = new WeakSet<object>();
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  workerThreads.MessageChannel = function MessageChannel() {
+    const channel = new OriginalChannel();
+    if (new Error().stack?.includes("SynchronousFetcher")) proxyPorts.add(channel.port1);
+    return channel;
+  } as unknown as typeof OriginalChannel;
+  workerThreads.receiveMessageOnPort = (port) => {
+    let received = originalReceive(port);
+    if (received !== undefined || !proxyPorts.has(port)) return received;
+    const deadline = Date.now() + REPLY_WAIT_MS;
+    while (received === undefined && Date.now() < deadline) {
+      Atomics.wait(sleeper, 0, 0, 1); // the caller is blocked anyway: sleep 1 ms, look again
+      received = originalReceive(port);
+    }
+    return received;
+  };
+}
