@@ -206,14 +206,19 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         when type = 'real' and cast(printf('%.15g', value) as real) = value then printf('%.15g', value)
         else cast(value as text) end
       from json_each(${document}) where key = ${key})`,
-    chainBaseBlobs: (head) =>
-      chainBaseBlobs(columns.blobs, head, {
-        versions: (deltaChain) => ({
-          from: sql`json_each(${deltaChain}, '$.bases') as chain_base`,
-          version: sql.raw("chain_base.value"),
-        }),
-        lookup: "join",
-      }),
+    // A synchronous driver has no round trip to save: the bases' own statement, sent only
+    // for a page with deltas, costs less than this branch in every page's blob statement.
+    chainBaseBlobs:
+      executor.transactions === "sync"
+        ? undefined
+        : (head) =>
+            chainBaseBlobs(columns.blobs, head, {
+              versions: (deltaChain) => ({
+                from: sql`json_each(${deltaChain}, '$.bases') as chain_base`,
+                version: sql.raw("chain_base.value"),
+              }),
+              lookup: "join",
+            }),
     threadActivity: (cursor, idleBefore, limit) =>
       threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     millisAgo: (ms) => sql`(${threadSql.now} - ${ms})`,
