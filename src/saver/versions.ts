@@ -37,17 +37,30 @@ const isInteger = (version: unknown) =>
   (typeof version === "number" && Number.isSafeInteger(version) && version >= 0) ||
   (typeof version === "string" && INTEGER_VERSION.test(version));
 
+/** Whether a checkpoint's versions hold both integers and our strings: one pass, no copies (every read asks). */
+function mixesIntegersWithStrings(checkpoint: Checkpoint): boolean {
+  let integers = false;
+  let strings = false;
+  const look = (versions: Record<string, unknown> | undefined) => {
+    for (const channel in versions) {
+      const version = versions[channel];
+      if (isInteger(version)) integers = true;
+      else if (typeof version === "string") strings = true;
+    }
+    return integers && strings;
+  };
+  if (look(checkpoint.channel_versions)) return true;
+  for (const node in checkpoint.versions_seen) if (look(checkpoint.versions_seen[node])) return true;
+  return false;
+}
+
 /**
  * A checkpoint whose versions mix integers with our strings (a thread written by
  * other savers, then by an earlier release of this one) is read with the integers in
  * our format, so LangGraph orders them right. Other checkpoints are returned as stored.
  */
 export function readCheckpointVersions(checkpoint: Checkpoint): Checkpoint {
-  const seen = Object.values(checkpoint.versions_seen ?? {}).flatMap((versions) => Object.values(versions ?? {}));
-  const all = [...Object.values(checkpoint.channel_versions ?? {}), ...seen];
-  if (!all.some(isInteger) || !all.some((version) => typeof version === "string" && !isInteger(version))) {
-    return checkpoint;
-  }
+  if (!mixesIntegersWithStrings(checkpoint)) return checkpoint;
   const read = <T extends Record<string, unknown>>(versions: T): T =>
     Object.fromEntries(
       Object.entries(versions ?? {}).map(([channel, v]) => [
