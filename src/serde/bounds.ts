@@ -12,7 +12,7 @@ const tooDeep = () => new SerializationError(`value nested deeper than ${MAX_NES
 
 /** Byte length of a big-endian unsigned integer of `size` bytes at `pos`, or a truncation error. */
 function readLength(bytes: Uint8Array, pos: number, size: number): number {
-  if (pos + size > bytes.length) throw new SerializationError("truncated msgpack data");
+  if (pos + size > end) throw new SerializationError("truncated msgpack data");
   let value = 0;
   for (let i = 0; i < size; i++) value = value * 256 + bytes[pos + i];
   return value;
@@ -51,6 +51,8 @@ const EXT = 2;
 let header = 0;
 /** Payload bytes of a scalar or extension, elements of a container. */
 let size = 0;
+/** Where the document being checked ends in its buffer (an extension's payload ends before the buffer does). */
+let end = 0;
 
 /** Reads what the head byte `head` at `pos` announces, without reading its payload; returns its kind. */
 function readItem(bytes: Uint8Array, pos: number, head: number): number {
@@ -103,18 +105,24 @@ function set(itemKind: number, itemHeader: number, itemSize: number): number {
  * {@link MAX_NESTING_DEPTH}. The payloads of the extension types in `nested` are
  * MessagePack themselves and are checked the same way, one level deeper.
  */
-export function checkMsgpack(bytes: Uint8Array, nested: ReadonlySet<number>, baseDepth = 0): void {
+export function checkMsgpack(bytes: Uint8Array, nested: ReadonlySet<number>): void {
+  checkDocument(bytes, nested, 0, 0, bytes.length);
+}
+
+/** checkMsgpack of the document in bytes[start, stop): a range, not a subarray per extension payload. */
+function checkDocument(bytes: Uint8Array, nested: ReadonlySet<number>, baseDepth: number, start: number, stop: number) {
   if (baseDepth > MAX_NESTING_DEPTH) throw tooDeep();
   const open: number[] = []; // elements still owed by each open array or map
   let owed = 1; // the top-level value
-  let pos = 0;
+  let pos = start;
   while (owed > 0) {
-    if (pos >= bytes.length) throw new SerializationError("truncated msgpack data");
+    end = stop; // a nested document's check moved it
+    if (pos >= stop) throw new SerializationError("truncated msgpack data");
     const kind = readItem(bytes, pos, bytes[pos]);
     owed--;
     if (open.length > 0) open[open.length - 1]--;
     pos += header;
-    const remaining = bytes.length - pos;
+    const remaining = stop - pos;
     if (kind === CONTAINER) {
       if (owed + size > remaining) {
         throw new SerializationError(`msgpack header declares ${size} elements, more than the data holds`);
@@ -131,7 +139,7 @@ export function checkMsgpack(bytes: Uint8Array, nested: ReadonlySet<number>, bas
       }
       if (kind === EXT && nested.has((bytes[pos] << 24) >> 24)) {
         // The recursive check overwrites the item state; nothing of it is used afterwards.
-        checkMsgpack(bytes.subarray(pos + 1, pos + length), nested, baseDepth + open.length + 1);
+        checkDocument(bytes, nested, baseDepth + open.length + 1, pos + 1, pos + length);
       }
       pos += length;
     }

@@ -148,6 +148,10 @@ describe("MsgpackSerializer", () => {
     await expect(serde.loadsTyped("msgpack", encode({ a: new ExtData(3, inner) }))).rejects.toThrow(
       /more than the data holds/,
     );
+    // An extension's payload is a document of its own: what follows it in the row does not count.
+    const owedPastPayload = new Uint8Array([0xdd, 0x00, 0x00, 0x10, 0x00]); // 4096 elements, none present
+    const followed = encode([new ExtData(3, owedPastPayload), "x".repeat(5000)]);
+    await expect(serde.loadsTyped("msgpack", followed)).rejects.toThrow(/more than the data holds/);
   });
 
   it("reads and writes values nested up to the documented depth, and refuses deeper ones", async () => {
