@@ -7,13 +7,12 @@ import {
   type SerializerProtocol,
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
-import { type Column, sql } from "drizzle-orm";
-import type { Dialect, Precondition } from "../dialects/dialect.js";
+import type { Dialect } from "../dialects/dialect.js";
 import { InvalidInputError, MissingParentError } from "../errors.js";
 import { WHOLE } from "./delta-read.js";
 import { DELTA_TYPE_PREFIX, type DeltaCache } from "./deltas.js";
 import { serializeMetadata } from "./metadata.js";
-import { placeholderRows, rowChunks, rowValues, type Statement, type Templates } from "./statements.js";
+import type { Templates } from "./statements.js";
 import {
   type CheckpointKey,
   configOf,
@@ -27,6 +26,7 @@ import {
   tupleKey,
 } from "./values.js";
 import { storedVersion, storedVersions } from "./versions.js";
+import { WriteStatements } from "./write-statements.js";
 
 /** The keys of the last `size` checkpoints a saver stored, the oldest forgotten first. */
 class RecentKeys {
@@ -50,12 +50,16 @@ export class CheckpointWriter {
   /** Checkpoints this saver's puts stored; see putWrites. */
   private readonly stored = new RecentKeys(10_000);
 
+  private readonly statements: WriteStatements;
+
   constructor(
     private readonly dialect: Dialect,
     private readonly serde: SerializerProtocol,
-    private readonly templates: Templates,
+    templates: Templates,
     private readonly deltas: DeltaCache,
-  ) {}
+  ) {
+    this.statements = new WriteStatements(dialect, templates);
+  }
 
   async put(
     config: RunnableConfig,
@@ -64,60 +68,16 @@ export class CheckpointWriter {
     newVersions: ChannelVersions,
     useDeltas = this.deltas.enabled,
   ): Promise<RunnableConfig> {
-    const configurable = configurableOf(config, "put");
-    const threadId = requireId(configurable.thread_id, "thread_id");
-    const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
-    const parentId =
-      configurable.checkpoint_id === undefined ? null : requireId(configurable.checkpoint_id, "checkpoint_id");
-    if (!isRecord(checkpoint)) throw new InvalidInputError("put: checkpoint must be an object");
-    if (!isRecord(newVersions)) throw new InvalidInputError("put: newVersions must be an object");
-    if (checkpoint.channel_values !== undefined && !isRecord(checkpoint.channel_values)) {
-      throw new InvalidInputError("put: checkpoint.channel_values must be an object");
-    }
-    if (!isRecord(checkpoint.channel_versions)) {
-      throw new InvalidInputError("put: checkpoint.channel_versions must be an object");
-    }
-    const checkpointId = requireId(checkpoint.id, "checkpoint.id");
-    requireKeyWithinLimit([threadId, ns, checkpointId], "put: the checkpoint's key");
-
+    const { threadId, ns, parentId, checkpointId } = readPutInput(config, checkpoint, newVersions);
     // Serialise everything before touching the database, so bad input writes nothing.
     // Versions read back from integers (versions.ts) are stored as they were, the key of their values.
     const { channel_values: values = {}, ...rest } = checkpoint;
     const withoutValues = { ...rest, channel_versions: storedVersions(checkpoint.channel_versions) };
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
     const metadataJson = serializeMetadata(metadata);
-    const versionsJson = JSON.stringify(withoutValues.channel_versions);
-    const { rows: blobRows, remember } = await this.blobRows(
-      { threadId, ns, checkpointId },
-      parentId,
-      values,
-      newVersions,
-      useDeltas,
-    );
-    const { checkpoints: c, blobs: b } = this.dialect.columns;
-    const statements: Statement[] = this.threadRow(threadId, ns, checkpointId, metadataJson);
-    // Versions are unique per branch, so an existing row already holds this value.
-    // Whole values only: the statement of the schema before delta_chain, so a saver not
-    // storing deltas (incrementalValues: 0) still writes to tables not yet migrated.
+    const key = { threadId, ns, checkpointId };
+    const { rows: blobRows, remember } = await this.blobRows(key, parentId, values, newVersions, useDeltas);
     const usesDeltas = blobRows.some((row) => row[6] !== null);
-    const width = usesDeltas ? 7 : 6;
-    const blobColumns = [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain];
-    const blobChunks = blobRows.length > 0 ? rowChunks(blobRows, width) : [];
-    for (const [k, chunk] of blobChunks.entries()) {
-      // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
-      const prefix = k === 0 ? "blob" : `blob${k}_`;
-      const rows = chunk.map((row) => row.slice(0, width));
-      const build = () =>
-        this.dialect.insert({
-          table: b.table,
-          columns: blobColumns.slice(0, width),
-          rows: placeholderRows(prefix, rows.length, width),
-          conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
-          update: [],
-        });
-      const key = `put.${prefix}s.${rows.length}.${width}`;
-      statements.push(this.templates.statement(key, build, rowValues(prefix, rows)));
-    }
     const checkpointRow = [
       threadId,
       ns,
@@ -125,44 +85,14 @@ export class CheckpointWriter {
       parentId,
       checkpointType,
       toBuffer(checkpointBytes),
-      versionsJson,
+      JSON.stringify(withoutValues.channel_versions),
       metadataJson,
     ];
-    const buildCheckpoint = () => {
-      const [[thread, namespace, id, parent, type, data, versions, meta]] = placeholderRows("checkpoint", 1, 8);
-      return this.dialect.insert({
-        table: c.table,
-        columns: [
-          c.threadId,
-          c.checkpointNs,
-          c.checkpointId,
-          c.parentCheckpointId,
-          c.checkpointType,
-          c.checkpoint,
-          c.channelVersions,
-          c.metadata,
-          c.createdAt,
-        ],
-        rows: [
-          [
-            thread,
-            namespace,
-            id,
-            parent,
-            type,
-            data,
-            this.dialect.jsonParam(versions),
-            this.dialect.jsonParam(meta),
-            this.dialect.putTime(thread),
-          ],
-        ],
-        conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
-        update: [c.parentCheckpointId, c.checkpointType, c.checkpoint, c.channelVersions, c.metadata],
-      });
-    };
-    statements.push(
-      this.templates.statement("put.checkpoint", buildCheckpoint, rowValues("checkpoint", [checkpointRow])),
-    );
+    const statements = [
+      ...this.statements.threadRow(threadId, ns, checkpointId, metadataJson),
+      ...this.statements.blobInserts(blobRows, usesDeltas),
+      this.statements.checkpointUpsert(checkpointRow),
+    ];
     // Channels this put does not write refer to values its parent's steps stored: the
     // parent must still exist when it lands (a deleteThread may have removed both).
     const reliesOnStoredValues = Object.keys(checkpoint.channel_versions).some(
@@ -171,7 +101,7 @@ export class CheckpointWriter {
     // A delta's base is named by the parent: locking the parent keeps it (see remove.ts).
     const precondition =
       parentId !== null && (reliesOnStoredValues || usesDeltas)
-        ? this.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`)
+        ? this.statements.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`)
         : undefined;
     try {
       await this.dialect.atomically(statements, precondition);
@@ -188,7 +118,7 @@ export class CheckpointWriter {
       if (!Object.hasOwn(newVersions, channel))
         this.deltas.carry(threadId, ns, channel, String(storedVersion(version)), checkpointId);
     }
-    return configOf({ threadId, ns, checkpointId });
+    return configOf(key);
   }
 
   /**
@@ -266,97 +196,34 @@ export class CheckpointWriter {
     }
     if (special.size + regular.length === 0) return;
 
-    const w = this.dialect.columns.writes;
-    const insertWrites = (kind: string, rows: unknown[][], update: Column[]) =>
-      this.templates.statement(
-        `putWrites.${kind}.${rows.length}`,
-        () =>
-          this.dialect.insert({
-            table: w.table,
-            columns: [
-              w.threadId,
-              w.checkpointNs,
-              w.checkpointId,
-              w.taskId,
-              w.idx,
-              w.channel,
-              w.type,
-              w.blob,
-              w.taskPath,
-            ],
-            rows: placeholderRows(kind, rows.length, 9),
-            conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
-            update,
-          }),
-        rowValues(kind, rows),
-      );
-    const statements: Statement[] = [];
-    // Special channels (errors, interrupts, resumes) replace what the task wrote before;
-    // a regular write is recorded once, so a retried task cannot change a stored result.
-    if (special.size > 0)
-      statements.push(insertWrites("special", [...special.values()], [w.channel, w.type, w.blob, w.taskPath]));
-    const regularChunks = regular.length > 0 ? rowChunks(regular, 9) : [];
-    // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
-    for (const [k, rows] of regularChunks.entries())
-      statements.push(insertWrites(k === 0 ? "regular" : `regular${k}_`, rows, []));
+    const statements = this.statements.writeInserts([...special.values()], regular);
     // Writes to a checkpoint this saver stored need it to still exist, locked like put's
     // parent: a delete racing them either removes them with it or makes them fail. One it
     // has not stored may still be on its way: with LangGraph's default "async" durability
     // a step's writes are sent before its checkpoint's put has landed.
     const precondition = this.stored.has(tupleKey([threadId, ns, checkpointId]))
-      ? this.checkpointExists(threadId, ns, checkpointId, `putWrites: checkpoint "${checkpointId}"`)
+      ? this.statements.checkpointExists(threadId, ns, checkpointId, `putWrites: checkpoint "${checkpointId}"`)
       : undefined;
     await this.dialect.atomically(statements, precondition);
   }
+}
 
-  /** How many statements the dialect's thread-row upsert has (see threadRow). */
-  private threadStatements?: number;
-
-  /**
-   * The upsert of the thread's row (see Dialect.threadPut), first in put's atomic unit:
-   * it sees whether the checkpoint existed, and takes the row's lock before any other.
-   */
-  private threadRow(threadId: string, ns: string, checkpointId: string, metadataJson: string): Statement[] {
-    const placeholder = (name: string) => sql.placeholder(`thread.${name}`);
-    const build = () =>
-      this.dialect.threadPut({
-        threadId: placeholder("id"),
-        nsKey: placeholder("ns"),
-        checkpointId: placeholder("checkpoint"),
-        rootCount: placeholder("root"),
-        latestCheckpointId: placeholder("latest"),
-        metadata: placeholder("metadata"),
-      });
-    const root = ns === "";
-    const values = {
-      "thread.id": threadId,
-      "thread.ns": this.dialect.nsKey(ns),
-      "thread.checkpoint": checkpointId,
-      "thread.root": root ? 1 : 0,
-      "thread.latest": root ? checkpointId : null,
-      "thread.metadata": root ? metadataJson : null,
-    };
-    this.threadStatements ??= build().length;
-    return Array.from({ length: this.threadStatements }, (_, k) =>
-      this.templates.statement(`put.thread.${k}`, () => build()[k], values),
-    );
+/** put's configurable and checkpoint, checked before anything is serialised or written. */
+function readPutInput(config: RunnableConfig, checkpoint: Checkpoint, newVersions: ChannelVersions) {
+  const configurable = configurableOf(config, "put");
+  const threadId = requireId(configurable.thread_id, "thread_id");
+  const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
+  const parentId =
+    configurable.checkpoint_id === undefined ? null : requireId(configurable.checkpoint_id, "checkpoint_id");
+  if (!isRecord(checkpoint)) throw new InvalidInputError("put: checkpoint must be an object");
+  if (!isRecord(newVersions)) throw new InvalidInputError("put: newVersions must be an object");
+  if (checkpoint.channel_values !== undefined && !isRecord(checkpoint.channel_values)) {
+    throw new InvalidInputError("put: checkpoint.channel_values must be an object");
   }
-
-  /** A precondition that the checkpoint exists, failing with a MissingParentError naming `what`. */
-  private checkpointExists(threadId: string, ns: string, checkpointId: string, what: string): Precondition {
-    const c = this.dialect.columns.checkpoints;
-    const rows = () =>
-      sql`select 1 from ${c.table} where ${c.threadId} = ${sql.placeholder("parent.thread")} and ${c.nsKey} = ${sql.placeholder("parent.ns")} and ${c.checkpointId} = ${sql.placeholder("parent.id")}`;
-    return {
-      rows: this.templates.statement("put.parent", rows, {
-        "parent.thread": threadId,
-        "parent.ns": this.dialect.nsKey(ns),
-        "parent.id": checkpointId,
-      }),
-      failure: () =>
-        new MissingParentError(
-          `${what} of thread "${threadId}" no longer exists (the thread was deleted or pruned meanwhile); nothing was written`,
-        ),
-    };
+  if (!isRecord(checkpoint.channel_versions)) {
+    throw new InvalidInputError("put: checkpoint.channel_versions must be an object");
   }
+  const checkpointId = requireId(checkpoint.id, "checkpoint.id");
+  requireKeyWithinLimit([threadId, ns, checkpointId], "put: the checkpoint's key");
+  return { threadId, ns, parentId, checkpointId };
 }
