@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
-import type { Runner } from "../drivers/executor.js";
+import type { Executor, Runner } from "../drivers/executor.js";
+import type { Dialect } from "./dialect.js";
 
 /**
  * MySQL and MariaDB commit each DDL statement on its own (one statement is atomic,
@@ -70,4 +71,51 @@ export async function applyResumably(tx: Runner, table: SQL, migration: Migratio
   await tx.run(
     sql`update ${table} set hash = ${migration.hash}, created_at = ${migration.folderMillis} where created_at = ${key}`,
   );
+}
+
+/** The MySQL dialect's part in the migration loop (saver/migrate.ts): the table of applied migrations and its lock. */
+export function mysqlMigrationSteps(
+  executor: Executor,
+): Pick<
+  Dialect,
+  | "migrationsTable"
+  | "migrationsTableExists"
+  | "tablesNamed"
+  | "foreignTables"
+  | "createMigrationsTable"
+  | "lockMigrations"
+  | "applyMigration"
+> {
+  return {
+    migrationsTable: async ({ migrationsTable }) => sql`${sql.identifier(migrationsTable)}`,
+    async migrationsTableExists({ migrationsTable }) {
+      const found = await executor.all(
+        sql`select 1 from information_schema.tables where table_schema = database() and table_name = ${migrationsTable}`,
+      );
+      return found.length > 0;
+    },
+    tablesNamed: (names) =>
+      sql`select table_name as name from information_schema.tables
+            where table_schema = database() and table_name in (${sql.join(
+              names.map((name) => sql`${name}`),
+              sql`, `,
+            )})`,
+    foreignTables: { location: "the database", elsewhere: "or use another database." },
+    createMigrationsTable: (table) =>
+      sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
+    // The transaction pins one connection, which GET_LOCK needs.
+    async lockMigrations(tx, { migrationsTable }) {
+      const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
+      const [acquired] = await tx.all(sql`select get_lock(${lock}, 300) as acquired`);
+      if (Number(acquired?.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
+      return async () => {
+        await tx.all(sql`select release_lock(${lock})`);
+      };
+    },
+    // DDL commits implicitly: progress is recorded per statement (see applyResumably).
+    async applyMigration(tx, table, migration) {
+      await applyResumably(tx, table, migration);
+      return true;
+    },
+  };
 }

@@ -9,7 +9,7 @@ import { insertValues, retryOnDeadlock } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
-import { applyResumably } from "./mysql-migrations.js";
+import { mysqlMigrationSteps } from "./mysql-migrations.js";
 import {
   deleteEmptyThread,
   lockThreadRow,
@@ -292,35 +292,6 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         }),
       );
     },
-    migrationsTable: async ({ migrationsTable }) => sql`${sql.identifier(migrationsTable)}`,
-    async migrationsTableExists({ migrationsTable }) {
-      const found = await executor.all(
-        sql`select 1 from information_schema.tables where table_schema = database() and table_name = ${migrationsTable}`,
-      );
-      return found.length > 0;
-    },
-    tablesNamed: (names) =>
-      sql`select table_name as name from information_schema.tables
-          where table_schema = database() and table_name in (${sql.join(
-            names.map((name) => sql`${name}`),
-            sql`, `,
-          )})`,
-    foreignTables: { location: "the database", elsewhere: "or use another database." },
-    createMigrationsTable: (table) =>
-      sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
-    // The transaction pins one connection, which GET_LOCK needs.
-    async lockMigrations(tx, { migrationsTable }) {
-      const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
-      const [acquired] = await tx.all(sql`select get_lock(${lock}, 300) as acquired`);
-      if (Number(acquired?.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
-      return async () => {
-        await tx.all(sql`select release_lock(${lock})`);
-      };
-    },
-    // DDL commits implicitly: progress is recorded per statement (see mysql-migrations.ts).
-    async applyMigration(tx, table, migration) {
-      await applyResumably(tx, table, migration);
-      return true;
-    },
+    ...mysqlMigrationSteps(executor),
   };
 }
