@@ -1,11 +1,11 @@
-import { type Column, getTableColumns, sql, type Table } from "drizzle-orm";
+import { type Column, getTableColumns, getTableName, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
 import { storedFilterEntries } from "./metadata.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
-import { as, requireId } from "./values.js";
+import { as, MAX_KEY_BYTES, requireId } from "./values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
@@ -49,6 +49,7 @@ export class ThreadLifecycle {
         throw new InvalidInputError(`copyThread: target thread "${targetThreadId}" is not empty`);
       }
     }
+    await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
     // insert ... select keeps blobs and writes as bytes, never decoding them.
     await this.dialect.atomically(
       tables.map(({ table, threadId }) => {
@@ -67,6 +68,44 @@ export class ThreadLifecycle {
         return sql`insert into ${table} (${names}) select ${values} from ${table} where ${threadId} = ${sourceThreadId}`;
       }),
     );
+  }
+
+  /**
+   * A longer target id lengthens every key of the copy: refuses the copy when one would
+   * pass the 2,600-byte limit a put or putWrites of the copy would then meet.
+   */
+  private async requireCopiedKeysWithinLimit(sourceThreadId: string, targetThreadId: string): Promise<void> {
+    const targetBytes = Buffer.byteLength(targetThreadId, "utf8");
+    if (targetBytes <= Buffer.byteLength(sourceThreadId, "utf8")) return; // the source's keys met the same limit
+    const room = MAX_KEY_BYTES - targetBytes;
+    const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
+    const keys: [Table, Column, Column[]][] = [
+      [c.table, c.threadId, [c.checkpointNs, c.checkpointId]],
+      [b.table, b.threadId, [b.checkpointNs, b.channel, b.version]],
+      [w.table, w.threadId, [w.checkpointNs, w.checkpointId, w.taskId]],
+    ];
+    for (const [table, threadId, parts] of keys) {
+      // A character is at most 4 bytes of UTF-8, so only keys of more than room / 4
+      // characters can be too long (MySQL's length() counts bytes: more rows, same answer).
+      const length = sql.join(
+        parts.map((part) => sql`length(${part})`),
+        sql` + `,
+      );
+      const rows = await this.dialect.query(
+        sql`select ${sql.join(
+          parts.map((part, i) => as(part, `part${i}`)),
+          sql`, `,
+        )} from ${table} where ${threadId} = ${sourceThreadId} and ${length} > ${Math.floor(room / 4)}`,
+      );
+      for (const row of rows) {
+        const bytes = parts.reduce((sum, _, i) => sum + byteLength(row[`part${i}`]), targetBytes);
+        if (bytes > MAX_KEY_BYTES) {
+          throw new InvalidInputError(
+            `copyThread: under the target thread id a key of ${getTableName(table)} would be ${bytes} bytes of UTF-8; the limit is 2,600 bytes; nothing was copied`,
+          );
+        }
+      }
+    }
   }
 
   async deleteThreads(threadIds: string[]): Promise<void> {
@@ -172,4 +211,10 @@ export class ThreadLifecycle {
     const rows = await this.dialect.query(this.dialect.threadActivity(cursor, idleBefore, SCAN_THREADS));
     return rows.map((row) => ({ threadId: row.thread_id as string, idle: Number(row.idle) === 1 }));
   }
+}
+
+/** Bytes of a key part as read back: text, or a MySQL namespace's binary. */
+function byteLength(part: unknown): number {
+  if (part instanceof Uint8Array) return part.length;
+  return Buffer.byteLength(String(part ?? ""), "utf8");
 }

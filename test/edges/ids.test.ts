@@ -141,4 +141,26 @@ describe.each(DIALECTS)("validation of writes and metadata on %s", (dialect) => 
     );
     expect(await rowCounts(db.raw, threadId)).toEqual({ checkpoints: 0, checkpoint_blobs: 0, checkpoint_writes: 0 });
   });
+
+  it("copyThread to a longer thread id refuses a copy with a key past 2,600 bytes, copying nothing", async () => {
+    const checkpointId = fourByteText(255, 40);
+    const target = fourByteText(255, 41); // 1,020 bytes, longer than the source's id
+    const copyWithTask = async (taskId: string) => {
+      const source = newThreadId("copy-key");
+      const config = await putValues(db.saver, threadConfig(source), checkpointOf(checkpointId, { a: 1 }));
+      await db.saver.putWrites(config, [["a", 2]], taskId);
+      return source;
+    };
+    // Under the target's id the write key is exactly 2,600 bytes: copied.
+    const fits = await copyWithTask(fourByteText(140, 42));
+    await db.saver.copyThread(fits, target);
+    const copied = await db.saver.getTuple(threadConfig(target));
+    expect(copied?.pendingWrites).toEqual([[fourByteText(140, 42), "a", 2]]);
+    // One byte more: refused before anything is copied.
+    const longer = `${target.slice(0, -2)}x`; // another target of 1,017 bytes
+    const tooLong = await copyWithTask(`${fourByteText(140, 43)}xxxx`);
+    await expectInvalid(db.saver.copyThread(tooLong, longer), /2,?600 bytes/);
+    expect(await rowCounts(db.raw, longer)).toEqual({ checkpoints: 0, checkpoint_blobs: 0, checkpoint_writes: 0 });
+    expect(bytes(longer) + bytes(checkpointId) + bytes(`${fourByteText(140, 43)}xxxx`)).toBe(2_601);
+  });
 });
