@@ -93,6 +93,10 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
   return sql`${insertValues(table, columns, rows)} on duplicate key update ${assignments}`;
 }
 
+/** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
+const isDeadlock = (error: unknown) =>
+  [error, (error as { cause?: unknown } | null)?.cause].some((e) => (e as { errno?: unknown } | null)?.errno === 1213);
+
 export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
   // Tables given without the metadata side table (recipe A) filter other keys without it.
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads, checkpointMetadata } = tables;
@@ -147,13 +151,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
 
   /** A transaction run again when InnoDB chose it as a deadlock victim (rolled back whole). */
   function transaction(work: (tx: Runner) => Promise<void>): Promise<void> {
-    return retryOnDeadlock(
-      (error) =>
-        [error, (error as { cause?: unknown } | null)?.cause].some(
-          (e) => (e as { errno?: unknown } | null)?.errno === 1213,
-        ),
-      () => executor.transaction(work),
-    );
+    return retryOnDeadlock(isDeadlock, () => executor.transaction(work));
   }
 
   /** The precondition's rows, share-locked; built once per template. */
@@ -182,7 +180,8 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     async atomically(statements, precondition) {
       await checkPacketSize(statements.map((statement) => executor.compile(statement)));
       if (!precondition && statements.length === 1) {
-        await executor.run(statements[0]);
+        // Two upserts of one new key can deadlock each other too; the victim's statement is undone whole.
+        await retryOnDeadlock(isDeadlock, () => executor.run(statements[0]));
         return;
       }
       await transaction(async (tx) => {

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
-import type { Dialect } from "../dialects/dialect.js";
+import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { CheckpointSaverError } from "../errors.js";
 import { serializeMetadata } from "../saver/metadata.js";
 import { requireId, toBuffer } from "../saver/values.js";
@@ -16,6 +16,9 @@ export class ThreadConflictError extends CheckpointSaverError {
 /** Rows per insert statement (well below every driver's parameter limit). */
 const BATCH = 100;
 
+/** The checkpoint id and channel of the pending-write row naming the import that owns a staging thread. */
+const OWNER = "__import_owner__";
+
 export type ThreadOutcome = "imported" | "replaced" | "unchanged";
 
 /**
@@ -23,6 +26,11 @@ export type ThreadOutcome = "imported" | "replaced" | "unchanged";
  * thread id in batches (each a short transaction), then one transaction renames
  * them to the real id. A run killed half way leaves only staging rows, which the
  * next import of that thread removes first.
+ *
+ * The import that last began a thread owns its staging rows: a row of its own token
+ * among them, which every later unit of that import requires (and locks) before it
+ * writes. Another import of the same thread starting meanwhile takes the rows over, so
+ * the first one fails its next unit with a ThreadConflictError, never renaming a mix.
  */
 export function stagingThreadId(threadId: string): string {
   return `${STAGING_PREFIX}${createHash("sha256").update(threadId).digest("hex")}`;
@@ -34,6 +42,9 @@ export class ThreadWriter {
   private blobs: BlobRecord[] = [];
   private writes: WriteRecord[] = [];
   private staging = "";
+  private threadId = "";
+  /** This writer's token in the staging thread's owner row. */
+  private owner = "";
 
   constructor(private readonly dialect: Dialect) {}
 
@@ -47,14 +58,68 @@ export class ThreadWriter {
     return this.tables().map(({ table, threadId: column }) => sql`delete from ${table} where ${column} = ${threadId}`);
   }
 
-  /** Starts a thread: removes what an interrupted import of it left in staging. */
+  /** Starts a thread: takes its staging rows over (what an interrupted import left, or a running one's). */
   async begin(threadId: string): Promise<void> {
     requireId(threadId, "thread_id");
+    this.threadId = threadId;
     this.staging = stagingThreadId(threadId);
+    this.owner = randomUUID();
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
-    await this.dialect.atomically(this.deleteThread(this.staging));
+    // First the owner row: it waits for a unit of the previous owner in progress, which
+    // then has committed, and fails that owner's later units. Then, in a statement of its
+    // own that sees those rows, everything else staged goes.
+    await this.dialect.atomically([this.claimOwnerRow()]);
+    await this.dialect.atomically(
+      this.tables().map(
+        ({ table, threadId: column }) =>
+          sql`delete from ${table} where ${column} = ${this.staging} and not (${this.isOwnerRow(table)})`,
+      ),
+      this.owned(),
+    );
+  }
+
+  /** The staging thread's owner row, with this writer's token (replacing another's). */
+  private claimOwnerRow(): SQL {
+    const w = this.dialect.columns.writes;
+    return this.dialect.insert({
+      table: w.table,
+      columns: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.blob, w.taskPath],
+      rows: [[this.staging, "", OWNER, OWNER, 0, OWNER, "empty", null, this.owner]],
+      conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
+      update: [w.taskPath],
+    });
+  }
+
+  /** Whether a row of `table` is the owner row (only pending writes hold one). */
+  private isOwnerRow(table: Table): SQL {
+    const w = this.dialect.columns.writes;
+    return table === w.table ? sql`${w.checkpointId} = ${OWNER}` : sql`1 = 0`;
+  }
+
+  /**
+   * The precondition of every later unit of this thread's import: its staging rows are
+   * still this writer's. `exclusive` (the units that make them the thread's): claimed, so
+   * the unit also runs statement after statement, its deletes before its renames.
+   */
+  private owned(exclusive = false): Precondition {
+    const w = this.dialect.columns.writes;
+    return {
+      rows: sql`select 1 from ${w.table} where ${w.threadId} = ${this.staging} and ${w.nsKey} = ${this.dialect.nsKey("")}
+        and ${w.checkpointId} = ${OWNER} and ${w.taskId} = ${OWNER} and ${w.idx} = 0 and ${w.taskPath} = ${this.owner}`,
+      failure: () =>
+        new ThreadConflictError(
+          `another import of thread "${this.threadId}" started meanwhile and took it over; this one wrote nothing of it`,
+        ),
+      claim: exclusive,
+    };
+  }
+
+  /** Removes the owner row, in the unit that makes the staged rows the thread's. */
+  private releaseOwner(): SQL {
+    const w = this.dialect.columns.writes;
+    return sql`delete from ${w.table} where ${w.threadId} = ${this.staging} and ${w.checkpointId} = ${OWNER}`;
   }
 
   async add(record: TransferRecord): Promise<void> {
@@ -67,12 +132,14 @@ export class ThreadWriter {
   /** Makes the staged thread the real one, unless the real one exists with other content. */
   async finish(threadId: string, replace: boolean): Promise<ThreadOutcome> {
     await this.flush();
+    // The owner row goes by a statement of its own, before the renames.
     const rename = this.tables().map(
       ({ table, threadId: column }) =>
-        sql`update ${table} set ${sql.identifier(column.name)} = ${threadId} where ${column} = ${this.staging}`,
+        sql`update ${table} set ${sql.identifier(column.name)} = ${threadId}
+          where ${column} = ${this.staging} and not (${this.isOwnerRow(table)})`,
     );
     if (!(await this.exists(threadId))) {
-      await this.dialect.atomically(rename);
+      await this.dialect.atomically([this.releaseOwner(), ...rename], this.owned(true));
       await this.dialect.refreshThread(threadId);
       return "imported";
     }
@@ -86,17 +153,22 @@ export class ThreadWriter {
         `target thread "${threadId}" already exists with other content (replace it with --replace); nothing was written`,
       );
     }
-    await this.dialect.atomically([...this.deleteThread(threadId), ...rename]);
+    await this.dialect.atomically([this.releaseOwner(), ...this.deleteThread(threadId), ...rename], this.owned(true));
     await this.dialect.refreshThread(threadId);
     return "replaced";
   }
 
-  /** Removes the staged rows of the current thread. */
+  /** Removes the staged rows of the current thread, unless another import has taken them over. */
   async abort(): Promise<void> {
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
-    if (this.staging) await this.dialect.atomically(this.deleteThread(this.staging));
+    if (!this.staging) return;
+    try {
+      await this.dialect.atomically(this.deleteThread(this.staging), this.owned());
+    } catch (error) {
+      if (!(error instanceof ThreadConflictError)) throw error;
+    }
   }
 
   private async exists(threadId: string): Promise<boolean> {
@@ -115,6 +187,7 @@ export class ThreadWriter {
     let sum = 0n;
     let rows = 0;
     for await (const record of new OurSource(this.dialect).thread(threadId)) {
+      if (record.kind === "write" && record.checkpointId === OWNER) continue;
       const line = recordLine(
         record.kind === "checkpoint" ? { ...record, metadata: canonical(record.metadata) } : record,
       );
@@ -132,7 +205,7 @@ export class ThreadWriter {
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
-    if (statements.length > 0) await this.dialect.atomically(statements);
+    if (statements.length > 0) await this.dialect.atomically(statements, this.owned());
   }
 
   // Staged rows keep what is already there on a conflict: a repeated row has the same content.

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type DrizzleSaver, exportThreads, InvalidInputError, importThreads } from "../../src/index.js";
 import { buildChatGraph, CHAT_TURNS, newThread } from "../graphs/graphs.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { openRaw } from "../lifecycle/support.js";
 import { readText, runCli, threadsOfFile, writeSyntheticFile } from "./support.js";
 
 /**
@@ -31,6 +32,23 @@ async function threadIds(saver: DrizzleSaver): Promise<string[]> {
   const ids: string[] = [];
   for await (const thread of saver.listThreads()) ids.push(thread.threadId);
   return ids;
+}
+
+/** Rows of every table under a staging thread id (see src/transfer/target.ts). */
+async function stagedRows(dialect: DialectName, url: string): Promise<number> {
+  const raw = await openRaw(dialect, url);
+  try {
+    let rows = 0;
+    for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]) {
+      const [row] = await raw.query(`select count(*) as n from ${table} where thread_id like ?`, [
+        "__transfer_staging__%",
+      ]);
+      rows += Number(row.n);
+    }
+    return rows;
+  } finally {
+    await raw.close();
+  }
 }
 
 async function exported(url: string, name: string): Promise<Record<string, string[]>> {
@@ -73,6 +91,32 @@ describe.each(DIALECTS)("a killed import on %s", (dialect) => {
       failed: [],
     });
     expect(await exported(url, `kill-${dialect}-final.jsonl`)).toEqual(expected);
+  });
+});
+
+describe.each(DIALECTS)("two imports of one thread at once on %s", (dialect) => {
+  it("leave the thread as one of them wrote it, never a mix of both, and no staged rows", {
+    timeout: 180_000,
+  }, async () => {
+    // The same thread id, checkpoint ids and versions in both files; other values.
+    const files = [path(`race-a-${dialect}.jsonl`), path(`race-b-${dialect}.jsonl`)];
+    await writeSyntheticFile(files[0], { threads: 1, checkpoints: 300, prefix: `race-${dialect}`, payload: 100 });
+    await writeSyntheticFile(files[1], { threads: 1, checkpoints: 300, prefix: `race-${dialect}`, payload: 101 });
+    const threadId = `race-${dialect}-0`;
+    const contents = files.map((file) => threadsOfFile(readText(file))[threadId]);
+    const { url } = await target(dialect);
+
+    for (const round of [1, 2]) {
+      const summaries = await Promise.all(files.map((file) => importThreads(url, { file }, { replace: true })));
+      const final = (await exported(url, `race-${dialect}-${round}.jsonl`))[threadId];
+      expect(contents, `round ${round}: the thread is one file's content`).toContainEqual(final);
+      expect(await stagedRows(dialect, url), `round ${round}: rows left in staging`).toBe(0);
+      for (const summary of summaries) {
+        // Each run wrote the thread, found it in place, or failed naming the other import.
+        expect(summary.imported + summary.replaced + summary.unchanged + summary.failed.length).toBe(1);
+        for (const { error } of summary.failed) expect(error).toMatch(/another import of thread/);
+      }
+    }
   });
 });
 
@@ -167,24 +211,26 @@ describe("damaged input", () => {
   });
 });
 
-describe("threads that already exist in the target", () => {
+describe.each(DIALECTS)("threads that already exist in the target on %s", (dialect) => {
+  // The same checkpoint ids and versions in both files (the first four), other values.
   it("are an error for that thread unless replaced; the other threads go on", async () => {
-    await writeSyntheticFile(path("v1.jsonl"), { threads: 2, checkpoints: 4, prefix: "exists" });
-    await writeSyntheticFile(path("v2.jsonl"), { threads: 3, checkpoints: 6, prefix: "exists", payload: 7 });
-    const { url } = await target("mysql");
-    await importThreads(url, { file: path("v1.jsonl") });
-    const before = await exported(url, "exists-before.jsonl");
+    const [v1, v2] = [path(`v1-${dialect}.jsonl`), path(`v2-${dialect}.jsonl`)];
+    await writeSyntheticFile(v1, { threads: 2, checkpoints: 4, prefix: "exists" });
+    await writeSyntheticFile(v2, { threads: 3, checkpoints: 6, prefix: "exists", payload: 7 });
+    const { url } = await target(dialect);
+    await importThreads(url, { file: v1 });
+    const before = await exported(url, `exists-before-${dialect}.jsonl`);
 
-    const refused = await importThreads(url, { file: path("v2.jsonl") });
+    const refused = await importThreads(url, { file: v2 });
     expect(refused.imported).toBe(1);
     expect(refused.failed.map((f) => f.threadId)).toEqual(["exists-0", "exists-1"]);
     expect(refused.failed[0].error).toMatch(/already exists with other content .*--replace/);
-    const after = await exported(url, "exists-after.jsonl");
+    const after = await exported(url, `exists-after-${dialect}.jsonl`);
     expect(after["exists-0"]).toEqual(before["exists-0"]);
 
-    const replaced = await runCli(["import", "--url", url, "--file", path("v2.jsonl"), "--replace"]);
-    expect(replaced.code).toBe(0);
+    const replaced = await runCli(["import", "--url", url, "--file", v2, "--replace"]);
+    expect(replaced.code, replaced.stderr).toBe(0);
     expect(replaced.stdout).toContain("imported 0 threads, replaced 2, unchanged 1");
-    expect(await exported(url, "exists-final.jsonl")).toEqual(threadsOfFile(readText(path("v2.jsonl"))));
+    expect(await exported(url, `exists-final-${dialect}.jsonl`)).toEqual(threadsOfFile(readText(v2)));
   });
 });
