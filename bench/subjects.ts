@@ -586,7 +586,8 @@ function sqliteHelpers(db: Database.Database, tables: string[], metadataIsBlob: 
  */
 function oursOptions(): DrizzleSaverOptions {
   const incremental = process.env.BENCH_INCREMENTAL;
-  return incremental === undefined ? {} : { incrementalValues: Number(incremental) };
+  // Empty counts as unset (Number("") would be 0, values stored whole).
+  return incremental === undefined || incremental === "" ? {} : { incrementalValues: Number(incremental) };
 }
 
 export async function oursSqlite(workspace: Workspace): Promise<Subject> {
