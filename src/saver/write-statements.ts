@@ -1,7 +1,44 @@
 import { type Column, sql } from "drizzle-orm";
-import type { Dialect, Precondition } from "../dialects/dialect.js";
+import type { BlobColumns, CheckpointColumns, Dialect, Precondition, WriteColumns } from "../dialects/dialect.js";
 import { MissingParentError } from "../errors.js";
 import { placeholderRows, rowChunks, rowValues, type Statement, type Templates } from "./statements.js";
+
+/** The columns a checkpoint row is inserted with, in this order (the import writes them alike). */
+export const checkpointRowColumns = (c: CheckpointColumns): Column[] => [
+  c.threadId,
+  c.checkpointNs,
+  c.checkpointId,
+  c.parentCheckpointId,
+  c.checkpointType,
+  c.checkpoint,
+  c.channelVersions,
+  c.metadata,
+  c.createdAt,
+];
+
+/** The columns a blob row is inserted with, in this order. */
+export const blobRowColumns = (b: BlobColumns): Column[] => [
+  b.threadId,
+  b.checkpointNs,
+  b.channel,
+  b.version,
+  b.type,
+  b.blob,
+  b.deltaChain,
+];
+
+/** The columns a pending-write row is inserted with, in this order. */
+export const writeRowColumns = (w: WriteColumns): Column[] => [
+  w.threadId,
+  w.checkpointNs,
+  w.checkpointId,
+  w.taskId,
+  w.idx,
+  w.channel,
+  w.type,
+  w.blob,
+  w.taskPath,
+];
 
 /** The columns of a pending-write row, in the order of putWrites' rows. */
 const WRITE_COLUMNS = 9;
@@ -61,7 +98,7 @@ export class WriteStatements {
     if (rows.length === 0) return [];
     const b = this.dialect.columns.blobs;
     const width = withDeltas ? 7 : 6;
-    const columns = [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain].slice(0, width);
+    const columns = blobRowColumns(b).slice(0, width);
     return rowChunks(rows, width).map((chunk, k) => {
       // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
       const prefix = k === 0 ? "blob" : `blob${k}_`;
@@ -89,17 +126,7 @@ export class WriteStatements {
       const [[thread, namespace, id, parent, type, data, versions, meta]] = placeholderRows("checkpoint", 1, 8);
       return this.dialect.insert({
         table: c.table,
-        columns: [
-          c.threadId,
-          c.checkpointNs,
-          c.checkpointId,
-          c.parentCheckpointId,
-          c.checkpointType,
-          c.checkpoint,
-          c.channelVersions,
-          c.metadata,
-          c.createdAt,
-        ],
+        columns: checkpointRowColumns(c),
         rows: [
           [
             thread,
@@ -133,17 +160,7 @@ export class WriteStatements {
         () =>
           this.dialect.insert({
             table: w.table,
-            columns: [
-              w.threadId,
-              w.checkpointNs,
-              w.checkpointId,
-              w.taskId,
-              w.idx,
-              w.channel,
-              w.type,
-              w.blob,
-              w.taskPath,
-            ],
+            columns: writeRowColumns(w),
             rows: placeholderRows(kind, rows.length, WRITE_COLUMNS),
             conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
             update,

@@ -4,6 +4,7 @@ import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { CheckpointSaverError } from "../errors.js";
 import { serializeMetadata } from "../saver/metadata.js";
 import { requireId, toBuffer } from "../saver/values.js";
+import { blobRowColumns, checkpointRowColumns, writeRowColumns } from "../saver/write-statements.js";
 import { recordLine } from "./format.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
 import { OurSource, STAGING_PREFIX } from "./sources/ours.js";
@@ -85,7 +86,7 @@ export class ThreadWriter {
     const w = this.dialect.columns.writes;
     return this.dialect.insert({
       table: w.table,
-      columns: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.blob, w.taskPath],
+      columns: writeRowColumns(w),
       rows: [[this.staging, "", OWNER, OWNER, 0, OWNER, "empty", null, this.owner]],
       conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
       update: [w.taskPath],
@@ -214,7 +215,7 @@ export class ThreadWriter {
     const b = this.dialect.columns.blobs;
     return this.dialect.insert({
       table: b.table,
-      columns: [b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.blob, b.deltaChain],
+      columns: blobRowColumns(b),
       rows: records.map((r) => [
         this.staging,
         r.ns,
@@ -233,17 +234,7 @@ export class ThreadWriter {
     const c = this.dialect.columns.checkpoints;
     return this.dialect.insert({
       table: c.table,
-      columns: [
-        c.threadId,
-        c.checkpointNs,
-        c.checkpointId,
-        c.parentCheckpointId,
-        c.checkpointType,
-        c.checkpoint,
-        c.channelVersions,
-        c.metadata,
-        c.createdAt,
-      ],
+      columns: checkpointRowColumns(c),
       rows: records.map((r) => [
         this.staging,
         r.ns,
@@ -265,7 +256,7 @@ export class ThreadWriter {
     const w = this.dialect.columns.writes;
     return this.dialect.insert({
       table: w.table,
-      columns: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.blob, w.taskPath],
+      columns: writeRowColumns(w),
       rows: records.map((r) => [
         this.staging,
         r.ns,
