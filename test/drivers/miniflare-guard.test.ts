@@ -32,7 +32,8 @@ describe("the test harness's guard of miniflare's synchronous proxy", () => {
 
   it("leaves every other port as it was: nothing queued reads as nothing", async () => {
     const channel = new workerThreads.MessageChannel();
-    const worker = replyLater(channel.port2, { id: 1 }, 50);
+    // A reply far off, so that even a slow machine reads the port before it comes.
+    const worker = replyLater(channel.port2, { id: 1 }, 60_000);
     expect(workerThreads.receiveMessageOnPort(channel.port1)).toBeUndefined();
     await worker.terminate();
   });

@@ -28,9 +28,8 @@ let guarded = false;
  * then notifies; when the thread is preempted between the flag and the notify, the late
  * notify wakes the caller's next wait before that call's reply exists,
  * `receiveMessageOnPort` returns nothing and the proxy asserts, out of step for the rest
- * of the instance's life. It fails about one full test run in five on this 2-core machine
- * under load. Fixed upstream in miniflare 4 (cloudflare/workers-sdk#15552), which needs
- * Node 22.
+ * of the instance's life. It failed one of five full test runs on our 2-core machine under
+ * load. Fixed upstream in miniflare 4 (cloudflare/workers-sdk#15552), which needs Node 22.
  *
  * miniflare looks `MessageChannel` and `receiveMessageOnPort` up on the `worker_threads`
  * module at each call, so the guard marks the channels its SynchronousFetcher creates and,
