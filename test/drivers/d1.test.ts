@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint";
+import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { readMigrationFiles } from "drizzle-orm/migrator";
@@ -18,6 +18,7 @@ import {
 import { findMigrationsFolder } from "../../src/migrations-folder.js";
 import { freshSaver } from "../helpers/databases.js";
 import { type D1Binding, openLocalD1 } from "../helpers/miniflare.js";
+import { checkpointOf } from "../reliability/helpers.js";
 
 let miniflare: Miniflare;
 let binding: D1Binding;
@@ -66,29 +67,18 @@ async function rowsOf(threadId: string): Promise<number[]> {
   return Promise.all(TABLES.map((table) => count(table, threadId)));
 }
 
-function checkpoint(id: string, versions: Record<string, number>, values: Record<string, unknown>): Checkpoint {
-  return {
-    v: 4,
-    id,
-    ts: new Date().toISOString(),
-    channel_values: values,
-    channel_versions: versions,
-    versions_seen: {},
-  };
-}
-
 const metadata = (step: number) => ({ source: "loop", step, parents: {} }) as CheckpointMetadata;
 
 describe("Cloudflare D1 (batch-only)", () => {
   it("a put whose parent a deleteThread removes just before its batch runs fails with MissingParentError and writes nothing", async () => {
     const thread = "raced";
     const root = { configurable: { thread_id: thread, checkpoint_ns: "" } };
-    const parent = await saver.put(root, checkpoint("1", { a: 1 }, { a: "kept" }), metadata(0), { a: 1 });
+    const parent = await saver.put(root, checkpointOf("1", { a: "kept" }, { a: 1 }), metadata(0), { a: 1 });
     // The child relies on the parent's stored value of "a": the parent must exist when it lands.
     // Everything the put reads before its batch still sees the parent; the delete lands
     // between those reads and the batch, where an interactive transaction would hold a lock.
     beforeNextBatch = () => other.deleteThread(thread);
-    const child = saver.put(parent, checkpoint("2", { a: 1, b: 2 }, { b: "new" }), metadata(1), { b: 2 });
+    const child = saver.put(parent, checkpointOf("2", { b: "new" }, { a: 1, b: 2 }), metadata(1), { b: 2 });
     await expect(child).rejects.toBeInstanceOf(MissingParentError);
     await expect(child).rejects.toThrow(
       /parent checkpoint "1" of thread "raced" no longer exists.*nothing was written/,
@@ -100,9 +90,9 @@ describe("Cloudflare D1 (batch-only)", () => {
     for (let round = 0; round < 10; round++) {
       const thread = `race-${round}`;
       const root = { configurable: { thread_id: thread, checkpoint_ns: "" } };
-      const parent = await saver.put(root, checkpoint("1", { a: 1 }, { a: "kept" }), metadata(0), { a: 1 });
+      const parent = await saver.put(root, checkpointOf("1", { a: "kept" }, { a: 1 }), metadata(0), { a: 1 });
       const [put] = await Promise.allSettled([
-        saver.put(parent, checkpoint("2", { a: 1, b: 2 }, { b: "new" }), metadata(1), { b: 2 }),
+        saver.put(parent, checkpointOf("2", { b: "new" }, { a: 1, b: 2 }), metadata(1), { b: 2 }),
         other.deleteThread(thread),
       ]);
       if (put.status === "rejected") expect(put.reason).toBeInstanceOf(MissingParentError);
@@ -113,7 +103,7 @@ describe("Cloudflare D1 (batch-only)", () => {
   it("putWrites to a checkpoint deleted just before its batch fails with MissingParentError and writes nothing", async () => {
     const thread = "writes-raced";
     const root = { configurable: { thread_id: thread, checkpoint_ns: "" } };
-    const stored = await saver.put(root, checkpoint("1", { a: 1 }, { a: "x" }), metadata(0), { a: 1 });
+    const stored = await saver.put(root, checkpointOf("1", { a: "x" }, { a: 1 }), metadata(0), { a: 1 });
     beforeNextBatch = () => other.deleteThread(thread);
     await expect(saver.putWrites(stored, [["a", "late"]], "task")).rejects.toBeInstanceOf(MissingParentError);
     expect(await rowsOf(thread)).toEqual([0, 0, 0, 0]);
@@ -122,7 +112,7 @@ describe("Cloudflare D1 (batch-only)", () => {
   it("a batch with a failing statement leaves nothing written", async () => {
     const thread = "failing-batch";
     const root = { configurable: { thread_id: thread, checkpoint_ns: "" } };
-    await saver.put(root, checkpoint("1", { a: 1 }, { a: "x" }), metadata(0), { a: 1 });
+    await saver.put(root, checkpointOf("1", { a: "x" }, { a: 1 }), metadata(0), { a: 1 });
     const before = await rowsOf(thread);
     const dialect = dialectOf(saver);
     const failing = dialect.atomically([
@@ -183,7 +173,7 @@ describe("Cloudflare D1 (batch-only)", () => {
       Array.from({ length: 60 }, (_, i) => [`c${i}`, i % 2 ? `it's ${i}\u0000 ${"x".repeat(i * 50)}` : { n: i }]),
     );
     const versions = Object.fromEntries(Object.keys(values).map((key) => [key, 1]));
-    const stored = await saver.put(root, checkpoint("1", versions, values), metadata(0), versions);
+    const stored = await saver.put(root, checkpointOf("1", values, versions), metadata(0), versions);
     const writes = Array.from({ length: 40 }, (_, i) => [`w${i}`, `o'clock ${i}`] as [string, unknown]);
     await saver.putWrites(stored, writes, "task");
     const tuple = await saver.getTuple(stored);
@@ -212,8 +202,10 @@ describe("Cloudflare D1 (batch-only)", () => {
     const origin = await freshSaver("sqlite");
     try {
       const root = { configurable: { thread_id: "imported", checkpoint_ns: "" } };
-      const first = await origin.saver.put(root, checkpoint("1", { a: 1 }, { a: [1, 2] }), metadata(0), { a: 1 });
-      const second = await origin.saver.put(first, checkpoint("2", { a: 2 }, { a: [1, 2, 3] }), metadata(1), { a: 2 });
+      const first = await origin.saver.put(root, checkpointOf("1", { a: [1, 2] }, { a: 1 }), metadata(0), { a: 1 });
+      const second = await origin.saver.put(first, checkpointOf("2", { a: [1, 2, 3] }, { a: 2 }), metadata(1), {
+        a: 2,
+      });
       await origin.saver.putWrites(second, [["a", "pending"]], "task");
       const file = join(mkdtempSync(join(tmpdir(), "lgcd-d1-")), "thread.jsonl");
       await exportThreads({ url: origin.url }, file);

@@ -54,7 +54,7 @@ export function channelValue(seed: string, size: number): ChannelValue {
 export function checkpointOf(
   id: string,
   values: Record<string, unknown>,
-  versions: Record<string, string>,
+  versions: Checkpoint["channel_versions"],
   extra: Partial<Checkpoint> = {},
 ): Checkpoint {
   return {
