@@ -1,6 +1,9 @@
+import { join } from "node:path";
 import type { DialectName } from "../helpers/databases.js";
 import { chunks, hoursAgo, placeholders, type RawDatabase, setCreatedAt } from "../lifecycle/support.js";
 import type { ChainSpec } from "../reliability/chain.js";
+import { type Child, startChild } from "../reliability/helpers.js";
+import type { SweeperArgs } from "./workers/sweeper.js";
 
 /**
  * Makes threads look idle for `hours`: their checkpoints' created_at and their
@@ -47,5 +50,12 @@ export function chainSpecs(counts: Record<string, number>): ChainSpec[] {
       size: 256,
       label: `${kind}${i}`,
     })),
+  );
+}
+
+/** `count` sweeper processes (workers/sweeper.ts), labelled s0, s1, ..., with the same arguments. */
+export function startSweepers(count: number, args: Omit<SweeperArgs, "label">): Child[] {
+  return Array.from({ length: count }, (_, i) =>
+    startChild(join("test/retention/workers", "sweeper.ts"), { ...args, label: `s${i}` } satisfies SweeperArgs),
   );
 }

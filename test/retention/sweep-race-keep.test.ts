@@ -1,10 +1,8 @@
-import { join } from "node:path";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { CLEAN, integrity, openRaw } from "../lifecycle/support.js";
 import { ChainWriter, writeValue } from "../reliability/chain.js";
-import { type Child, channelValue, expectCleanExit, type Message, startChild } from "../reliability/helpers.js";
-import { ageThreads, chainSpecs, checkpointIds } from "./support.js";
-import type { SweeperArgs } from "./workers/sweeper.js";
+import { type Child, channelValue, expectCleanExit, type Message } from "../reliability/helpers.js";
+import { ageThreads, chainSpecs, checkpointIds, startSweepers } from "./support.js";
 
 /**
  * keep_latest sweepers in several processes while writers resume idle threads: a
@@ -33,16 +31,13 @@ describe.each(DIALECTS)("keep_latest sweepers in several processes racing writer
         specs.map((s) => s.threadId),
         1,
       );
-      const children: Child[] = Array.from({ length: SWEEPERS }, (_, i) =>
-        startChild(join("test/retention/workers", "sweeper.ts"), {
-          url,
-          idleForMs: IDLE_FOR_MS,
-          durationMs: WRITE_MS,
-          label: `s${i}`,
-          strategy: "keep_latest",
-          keepLast: KEEP_LAST,
-        } satisfies SweeperArgs),
-      );
+      const children: Child[] = startSweepers(SWEEPERS, {
+        url,
+        idleForMs: IDLE_FOR_MS,
+        durationMs: WRITE_MS,
+        strategy: "keep_latest",
+        keepLast: KEEP_LAST,
+      });
       for (const child of children) await child.waitFor((m) => m.kind === "ready", "ready");
       for (const child of children) child.send("go");
       const end = Date.now() + WRITE_MS;

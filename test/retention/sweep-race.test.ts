@@ -1,11 +1,9 @@
-import { join } from "node:path";
 import { MissingParentError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { openRaw } from "../lifecycle/support.js";
 import { ChainWriter, checkChain } from "../reliability/chain.js";
-import { type Child, expectCleanExit, type Message, startChild } from "../reliability/helpers.js";
-import { ageThreads, chainSpecs } from "./support.js";
-import type { SweeperArgs } from "./workers/sweeper.js";
+import { type Child, expectCleanExit, type Message } from "../reliability/helpers.js";
+import { ageThreads, chainSpecs, startSweepers } from "./support.js";
 
 /**
  * Sweepers in several processes expire idle threads while writers resume some of them
@@ -40,15 +38,7 @@ describe.each(DIALECTS)("sweepers in several processes racing writers on %s", (d
           1,
         );
 
-        const children: Child[] = Array.from({ length: SWEEPERS }, (_, i) =>
-          startChild(join("test/retention/workers", "sweeper.ts"), {
-            url,
-            idleForMs: IDLE_FOR_MS,
-            durationMs: WRITE_MS,
-            label: `s${i}`,
-            mode,
-          } satisfies SweeperArgs),
-        );
+        const children: Child[] = startSweepers(SWEEPERS, { url, idleForMs: IDLE_FOR_MS, durationMs: WRITE_MS, mode });
         for (const child of children) await child.waitFor((m) => m.kind === "ready", "ready");
         for (const child of children) child.send("go");
 
