@@ -147,6 +147,9 @@ export interface Dialect {
    * Runs statements as one atomic unit: all of them take effect or none. With a
    * precondition, its rows are share-locked first (a concurrent delete waits for
    * this unit, or this unit for the delete); when there are none, nothing is written.
+   * The statements may run as one (PostgreSQL joins them as CTEs, one snapshot, in no
+   * set order), so they must not touch the same rows; a claiming precondition runs
+   * them one after the other.
    */
   atomically(statements: Statement[], precondition?: Precondition): Promise<void>;
   /**

@@ -102,7 +102,8 @@ export class ThreadWriter {
   /**
    * The precondition of every later unit of this thread's import: its staging rows are
    * still this writer's. `exclusive` (the units that make them the thread's): claimed, so
-   * the unit also runs statement after statement, its deletes before its renames.
+   * the unit also runs statement after statement (see Dialect.atomically), deleting the
+   * replaced thread's rows before the renames take their keys.
    */
   private owned(exclusive = false): Precondition {
     const w = this.dialect.columns.writes;
@@ -133,7 +134,7 @@ export class ThreadWriter {
   /** Makes the staged thread the real one, unless the real one exists with other content. */
   async finish(threadId: string, replace: boolean): Promise<ThreadOutcome> {
     await this.flush();
-    // The owner row goes by a statement of its own, before the renames.
+    // The renames leave the owner row to releaseOwner: a unit's statements never touch the same row.
     const rename = this.tables().map(
       ({ table, threadId: column }) =>
         sql`update ${table} set ${sql.identifier(column.name)} = ${threadId}
