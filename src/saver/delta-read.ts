@@ -42,14 +42,14 @@ export class ValueAssembler {
       if (!chain) continue;
       for (const version of chain.bases) {
         if (blobs.has(blobKey(row.thread_id, row.checkpoint_ns, row.channel, version))) continue;
-        const group = JSON.stringify([row.thread_id, row.checkpoint_ns]);
+        const group = tupleKey([row.thread_id, row.checkpoint_ns]);
         const entry = missing.get(group) ?? {
           threadId: row.thread_id as string,
           ns: row.checkpoint_ns as string,
           pairs: new Map(),
         };
         missing.set(group, entry);
-        entry.pairs.set(JSON.stringify([row.channel, version]), [row.channel as string, version]);
+        entry.pairs.set(tupleKey([row.channel, version]), [row.channel as string, version]);
       }
     }
     const groups = [...missing.values()].flatMap(({ threadId, ns, pairs }) =>

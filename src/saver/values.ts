@@ -88,8 +88,9 @@ export function as(column: Column, alias: string): SQL {
   return sql`${column} as ${sql.identifier(alias)}`;
 }
 
+/** A map key for a checkpoint (see tupleKey). */
 export function keyOf(key: CheckpointKey): string {
-  return JSON.stringify([key.threadId, key.ns, key.checkpointId]);
+  return tupleKey([key.threadId, key.ns, key.checkpointId]);
 }
 
 /** The key of a row that has thread_id, checkpoint_ns and checkpoint_id columns. */
