@@ -18,6 +18,25 @@ export class MissingParentError extends CheckpointSaverError {
   override name = "MissingParentError";
 }
 
+/**
+ * The database kept choosing this call's atomic unit as the loser of a lock conflict
+ * (a deadlock victim, a serialization failure, a lock still busy after the busy timeout)
+ * after every retry; nothing of the unit was written. `cause` is the last conflict.
+ */
+export class WriteConflictError extends CheckpointSaverError {
+  override name = "WriteConflictError";
+  constructor(
+    /** How many times the unit ran. */
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(
+      `the database refused this write as a lock conflict ${attempts} times in a row (${databaseMessage(cause)}); nothing was written`,
+      { cause },
+    );
+  }
+}
+
 /** A value that cannot be serialized, or stored bytes that cannot be decoded. */
 export class SerializationError extends CheckpointSaverError {
   override name = "SerializationError";

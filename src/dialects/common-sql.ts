@@ -1,5 +1,6 @@
 /** SQL that several dialects write the same way. */
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
+import { WriteConflictError } from "../errors.js";
 import type { BlobColumns, CheckpointColumns, InsertSpec } from "./dialect.js";
 
 const names = (columns: Column[]) =>
@@ -55,14 +56,35 @@ export function threadActivityBySkipScan(c: CheckpointColumns, cursor: string, i
     order by threads.thread_id`;
 }
 
-/** Deadlock victims are rolled back whole, so running the unit again is safe. */
-export async function retryOnDeadlock<T>(isDeadlock: (error: unknown) => boolean, run: () => Promise<T>): Promise<T> {
+/** How many times a unit runs before its conflicts become a WriteConflictError. */
+export const CONFLICT_ATTEMPTS = 10;
+
+/**
+ * Runs an atomic unit again while the database refuses it as a lock conflict: a
+ * deadlock victim, a serialization failure or a busy lock is rolled back whole, so
+ * running it again is safe. Waits grow (5 ms doubling to 320 ms, about 1.3 s in all) and
+ * are drawn at random below that bound, so two units that collided do not collide again
+ * in step. After the last attempt: a WriteConflictError, the last conflict as its cause.
+ */
+export async function retryOnConflict<T>(isConflict: (error: unknown) => boolean, run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (error) {
-      if (attempt >= 5 || !isDeadlock(error)) throw error;
+      if (!isConflict(error)) throw error;
+      if (attempt >= CONFLICT_ATTEMPTS) throw new WriteConflictError(attempt, error);
+      const bound = 5 * 2 ** Math.min(attempt - 1, 6);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * bound));
     }
+  }
+}
+
+/** The error, and the causes below it (drizzle wraps a driver's error in DrizzleQueryError). */
+export function* errorChain(error: unknown): Generator<Record<string, unknown>> {
+  let current = error;
+  for (let depth = 0; depth < 4 && typeof current === "object" && current !== null; depth++) {
+    yield current as Record<string, unknown>;
+    current = (current as { cause?: unknown }).cause;
   }
 }
 

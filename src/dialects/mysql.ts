@@ -5,7 +5,7 @@ import { mysqlLiteralLength } from "../drivers/mysql-literals.js";
 import { InvalidInputError } from "../errors.js";
 import { type CompiledQuery, isBound, type Statement } from "../saver/statements.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
-import { insertValues, retryOnDeadlock } from "./common-sql.js";
+import { errorChain, insertValues, retryOnConflict } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
@@ -94,8 +94,7 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
 }
 
 /** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
-const isDeadlock = (error: unknown) =>
-  [error, (error as { cause?: unknown } | null)?.cause].some((e) => (e as { errno?: unknown } | null)?.errno === 1213);
+const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
 
 export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
   // Tables given without the metadata side table (recipe A) filter other keys without it.
@@ -151,7 +150,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
 
   /** A transaction run again when InnoDB chose it as a deadlock victim (rolled back whole). */
   function transaction(work: (tx: Runner) => Promise<void>): Promise<void> {
-    return retryOnDeadlock(isDeadlock, () => executor.transaction(work));
+    return retryOnConflict(isConflict, () => executor.transaction(work));
   }
 
   /** The precondition's rows, share-locked; built once per template. */
@@ -181,7 +180,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       await checkPacketSize(statements.map((statement) => executor.compile(statement)));
       if (!precondition && statements.length === 1) {
         // Two upserts of one new key can deadlock each other too; the victim's statement is undone whole.
-        await retryOnDeadlock(isDeadlock, () => executor.run(statements[0]));
+        await retryOnConflict(isConflict, () => executor.run(statements[0]));
         return;
       }
       await transaction(async (tx) => {

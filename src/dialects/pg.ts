@@ -3,7 +3,7 @@ import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { Executor, Runner } from "../drivers/executor.js";
 import { type Bound, isBound, LruCache, type Statement } from "../saver/statements.js";
 import type { PgCheckpointTables } from "../schema/pg.js";
-import { chainBaseBlobs, onConflictInsert, retryOnDeadlock, threadActivityBySkipScan } from "./common-sql.js";
+import { chainBaseBlobs, onConflictInsert, retryOnConflict, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, MigrationOptions } from "./dialect.js";
 import {
   deleteEmptyThread,
@@ -43,7 +43,11 @@ function errorCode(error: unknown): unknown {
   return code ?? (cause === undefined ? undefined : errorCode(cause));
 }
 
-const isDeadlock = (error: unknown) => errorCode(error) === "40P01";
+/** A deadlock victim (40P01) or a serialization failure (40001, under a stricter default isolation). */
+const isConflict = (error: unknown) => {
+  const code = errorCode(error);
+  return code === "40P01" || code === "40001";
+};
 
 /**
  * Statements combined into one SQL text by `build`. When every part is a template,
@@ -98,7 +102,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     executor,
     query: (statement) => executor.all(statement),
     atomically: (statements, precondition) =>
-      retryOnDeadlock(isDeadlock, async () => {
+      retryOnConflict(isConflict, async () => {
         // A single statement is atomic on its own. Several independent data-modifying
         // statements become CTEs of one statement: one round trip, one snapshot.
         if (!precondition && statements.length === 1) {
@@ -147,7 +151,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
         }
       }),
     atomicallyUntilSettled: (statements) =>
-      retryOnDeadlock(isDeadlock, () =>
+      retryOnConflict(isConflict, () =>
         executor.transaction(async (tx) => {
           let changed: number;
           do {
@@ -159,7 +163,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     putTime: () => threadSql.now,
     refreshThread: (threadId) =>
-      retryOnDeadlock(isDeadlock, () =>
+      retryOnConflict(isConflict, () =>
         executor.transaction(async (tx) => {
           // Read committed: each statement after the lock sees what committed before it.
           await tx.all(lockThreadRow(columns.threads, threadId));

@@ -3,7 +3,13 @@ import type { Executor } from "../drivers/executor.js";
 import { UnsupportedDriverError } from "../errors.js";
 import { isBound, type Statement } from "../saver/statements.js";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
-import { chainBaseBlobs, onConflictInsert, threadActivityBySkipScan } from "./common-sql.js";
+import {
+  chainBaseBlobs,
+  errorChain,
+  onConflictInsert,
+  retryOnConflict,
+  threadActivityBySkipScan,
+} from "./common-sql.js";
 import type { Dialect, Precondition } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { deleteEmptyThread, onConflictThreadPut, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
@@ -94,6 +100,13 @@ function batchUnits(batch: NonNullable<Executor["batch"]>) {
   return { atomically, guardFailed };
 }
 
+/**
+ * The lock another connection held past the busy timeout (better-sqlite3 and libSQL
+ * name it by SQLite's code): the unit's BEGIN IMMEDIATE failed, so nothing was written.
+ */
+const isBusy = (error: unknown) =>
+  [...errorChain(error)].some((e) => typeof e.code === "string" && e.code.startsWith("SQLITE_BUSY"));
+
 export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables): Dialect {
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
   const columns = {
@@ -117,39 +130,41 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
     columns,
     executor,
     query: (statement) => executor.all(statement),
-    atomically: async (writes, precondition) => {
-      if (batched) return batched.atomically(writes, precondition);
-      // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
-      // which already keeps deletes out until commit.
-      const done = executor.transactionNow?.((tx) => {
-        if (precondition && tx.all(precondition.rows).length === 0) throw precondition.failure();
-        for (const write of writes) tx.run(write);
-      });
-      if (done) return;
-      await executor.transaction(async (tx) => {
-        if (precondition && (await tx.all(precondition.rows)).length === 0) throw precondition.failure();
-        for (const write of writes) await tx.run(write);
-      });
-    },
-    atomicallyUntilSettled: async (writes) => {
-      // Batch-only: one batch. The rounds below are for a put that committed while the
-      // deletes ran (elsewhere: one that held a lock they waited for). A D1 database runs
-      // its batches and statements one at a time, each batch's statements in one go as one
-      // transaction, so none commits in between: once the batch is done, every row of the
-      // thread is gone and a second round would change nothing. A put landing later finds
-      // its parent gone (its guard fails) or starts the thread anew, as after a settled delete.
-      if (batch) {
-        await batch(writes);
-        return;
-      }
-      await executor.transaction(async (tx) => {
-        let changed: number;
-        do {
-          changed = 0;
-          for (const write of writes) changed += await tx.run(write);
-        } while (changed > 0);
-      });
-    },
+    atomically: (writes, precondition) =>
+      retryOnConflict(isBusy, async () => {
+        if (batched) return batched.atomically(writes, precondition);
+        // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
+        // which already keeps deletes out until commit.
+        const done = executor.transactionNow?.((tx) => {
+          if (precondition && tx.all(precondition.rows).length === 0) throw precondition.failure();
+          for (const write of writes) tx.run(write);
+        });
+        if (done) return;
+        await executor.transaction(async (tx) => {
+          if (precondition && (await tx.all(precondition.rows)).length === 0) throw precondition.failure();
+          for (const write of writes) await tx.run(write);
+        });
+      }),
+    atomicallyUntilSettled: (writes) =>
+      retryOnConflict(isBusy, async () => {
+        // Batch-only: one batch. The rounds below are for a put that committed while the
+        // deletes ran (elsewhere: one that held a lock they waited for). A D1 database runs
+        // its batches and statements one at a time, each batch's statements in one go as one
+        // transaction, so none commits in between: once the batch is done, every row of the
+        // thread is gone and a second round would change nothing. A put landing later finds
+        // its parent gone (its guard fails) or starts the thread anew, as after a settled delete.
+        if (batch) {
+          await batch(writes);
+          return;
+        }
+        await executor.transaction(async (tx) => {
+          let changed: number;
+          do {
+            changed = 0;
+            for (const write of writes) changed += await tx.run(write);
+          } while (changed > 0);
+        });
+      }),
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     // 'now' changes between statements of a transaction: the checkpoint takes the row's time.
     putTime: (threadId) =>
@@ -165,9 +180,11 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         await batch(statements);
         return;
       }
-      await executor.transaction(async (tx) => {
-        for (const statement of statements) await tx.run(statement);
-      });
+      await retryOnConflict(isBusy, () =>
+        executor.transaction(async (tx) => {
+          for (const statement of statements) await tx.run(statement);
+        }),
+      );
     },
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,

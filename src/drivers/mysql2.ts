@@ -4,7 +4,7 @@ import { clientOf, compilerFor, privateApiAvailable, sessionOf } from "./drizzle
 import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
 import { inlineParameters } from "./mysql-literals.js";
 import { oneConnection } from "./one-connection.js";
-import { publicMysqlExecutor } from "./public-api.js";
+import { MYSQL_TRANSACTION, publicMysqlExecutor } from "./public-api.js";
 
 /** The slice of drizzle's MySQL session used to run compiled text. */
 interface MySqlSession {
@@ -13,7 +13,7 @@ interface MySqlSession {
 
 interface MySqlDrizzle {
   execute(statement: SQL): Promise<unknown>;
-  transaction<T>(work: (tx: MySqlDrizzle) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: MySqlDrizzle) => Promise<T>, config?: { isolationLevel: "read committed" }): Promise<T>;
 }
 
 /**
@@ -70,12 +70,14 @@ function mysql2PoolExecutor(db: unknown, options: ExecutorOptions): Executor {
     async transaction(work) {
       let failure: unknown;
       try {
-        return await database.transaction((tx) =>
-          work(
-            on(tx, (error) => {
-              failure = error;
-            }),
-          ),
+        return await database.transaction(
+          (tx) =>
+            work(
+              on(tx, (error) => {
+                failure = error;
+              }),
+            ),
+          MYSQL_TRANSACTION,
         );
       } catch (error) {
         throw failure ?? error;

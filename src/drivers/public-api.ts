@@ -18,14 +18,23 @@ const valuesOnly = (statement: Statement): CompiledQuery => ({
 
 interface AsyncDrizzle {
   execute(statement: SQL): Promise<unknown>;
-  transaction<T>(work: (tx: AsyncDrizzle) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: AsyncDrizzle) => Promise<T>, config?: typeof MYSQL_TRANSACTION): Promise<T>;
 }
+
+/**
+ * Transactions run at READ COMMITTED, as on PostgreSQL. Under InnoDB's default,
+ * REPEATABLE READ, a put's check for its own (absent) checkpoint key took a gap lock,
+ * and puts to different threads whose keys fell in one gap deadlocked on their inserts.
+ * SET TRANSACTION applies to the next transaction only: the connection's default stays.
+ */
+export const MYSQL_TRANSACTION = { isolationLevel: "read committed" } as const;
 
 function asyncExecutor(
   db: unknown,
   driver: string,
   options: ExecutorOptions,
   read: (result: unknown) => { rows: Row[]; changed: number },
+  transactionConfig?: typeof MYSQL_TRANSACTION,
 ): Executor {
   const on = (target: AsyncDrizzle): Runner => {
     const execute = async (statement: Statement) => read(await target.execute(filled(statement, options.derive)));
@@ -43,7 +52,7 @@ function asyncExecutor(
     transactions: "async",
     compile: valuesOnly,
     ...on(database),
-    transaction: (work) => database.transaction((tx) => work(on(tx))),
+    transaction: (work) => database.transaction((tx) => work(on(tx)), transactionConfig),
   };
 }
 
@@ -55,13 +64,19 @@ export function publicPgExecutor(db: unknown, driver: string, options: ExecutorO
 }
 
 export function publicMysqlExecutor(db: unknown, options: ExecutorOptions): Executor {
-  return asyncExecutor(db, "mysql2", options, (result) => {
-    const [first] = result as [unknown];
-    return {
-      rows: Array.isArray(first) ? (first as Row[]) : [],
-      changed: Number((first as { affectedRows?: number }).affectedRows ?? 0),
-    };
-  });
+  return asyncExecutor(
+    db,
+    "mysql2",
+    options,
+    (result) => {
+      const [first] = result as [unknown];
+      return {
+        rows: Array.isArray(first) ? (first as Row[]) : [],
+        changed: Number((first as { affectedRows?: number }).affectedRows ?? 0),
+      };
+    },
+    MYSQL_TRANSACTION,
+  );
 }
 
 /** BLOBs as Buffers, whatever the driver returns them as (libSQL: ArrayBuffer). */
