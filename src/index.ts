@@ -11,6 +11,7 @@ export {
   MissingParentError,
   SerializationError,
   UnsupportedDriverError,
+  WriteConflictError,
 } from "./errors.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
 export { FILTER_LIMITS } from "./saver/metadata.js";
