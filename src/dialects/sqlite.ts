@@ -135,11 +135,13 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         if (batched) return batched.atomically(writes, precondition);
         // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
         // which already keeps deletes out until commit.
-        const done = executor.transactionNow?.((tx) => {
-          if (precondition && tx.all(precondition.rows).length === 0) throw precondition.failure();
-          for (const write of writes) tx.run(write);
-        });
-        if (done) return;
+        if (executor.transactionGrouped) {
+          await executor.transactionGrouped((tx) => {
+            if (precondition && tx.all(precondition.rows).length === 0) throw precondition.failure();
+            for (const write of writes) tx.run(write);
+          });
+          return;
+        }
         await executor.transaction(async (tx) => {
           if (precondition && (await tx.all(precondition.rows)).length === 0) throw precondition.failure();
           for (const write of writes) await tx.run(write);

@@ -37,11 +37,14 @@ export interface Executor extends Runner {
    */
   transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
   /**
-   * A synchronous driver only: runs `work` in one transaction at once, never yielding
-   * to the event loop (no promise per statement), and returns its result; `undefined`
-   * when that cannot be done now (another transaction is open), then use `transaction`.
+   * A synchronous driver only: runs `work` in a savepoint of a transaction that the units
+   * queued in the same turn of the event loop share (group commit: one BEGIN, one COMMIT
+   * and one write of each changed page for all of them). Each unit runs without yielding
+   * to the event loop; one that throws is rolled back alone and rejects with its error.
+   * Resolves with the unit's result once the shared commit has succeeded; if the
+   * transaction itself fails (BEGIN, COMMIT), every unit of it rejects, none written.
    */
-  transactionNow?<T>(work: (tx: SyncRunner) => T): { result: T } | undefined;
+  transactionGrouped?<T>(work: (tx: SyncRunner) => T): Promise<T>;
   /**
    * A batch-only driver (Cloudflare D1) only: runs the statements as one atomic batch
    * (all of them take effect, or none when one fails) and returns how many rows each

@@ -22,8 +22,6 @@ export function oneConnection(executor: Executor, gate: Gate = {}): Executor {
     all: (statement) => whenIdle(() => executor.all(statement)),
     run: (statement) => whenIdle(() => executor.run(statement)),
     script: (statement) => whenIdle(() => executor.script(statement)),
-    // Nothing else runs while it does, so only an open transaction stands in its way.
-    transactionNow: executor.transactionNow && ((work) => (gate.open ? undefined : executor.transactionNow?.(work))),
     async transaction(work) {
       while (gate.open) await gate.open;
       // No await between the check above and taking the connection below.
