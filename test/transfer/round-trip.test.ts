@@ -79,6 +79,38 @@ describe("moving our threads to another database", () => {
     },
   );
 
+  describe("a mariadb:// URL, MariaDB as for mysql://, as a source too", { timeout: 180_000 }, () => {
+    let url: string;
+    beforeAll(async () => {
+      const copy = await target("mysql");
+      url = copy.url.replace(/^mysql:/, "mariadb:");
+      const loaded = await importThreads(url, { file: file("origin.jsonl") });
+      expect(loaded).toMatchObject({ imported: THREADS.length, failed: [] });
+    });
+
+    it("export --url and import --from with the CLI", async () => {
+      const exported = await runCli(["export", "--url", url]);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(threadsOfFile(exported.stdout)).toEqual(originalFile);
+
+      const copy = await target("sqlite");
+      const imported = await runCli(["import", "--url", copy.url, "--from", url, "--json"]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(JSON.parse(imported.stdout)).toMatchObject({ imported: THREADS.length, failed: [] });
+      await expectSameStates(graphsOver(origin.saver), graphsOver(copy.saver), scenario);
+    });
+
+    it("exportThreads and importThreads with the URL as the source", async () => {
+      const summary = await exportThreads({ url }, file("mariadb.jsonl"));
+      expect(summary).toMatchObject({ threads: THREADS.length, failed: [] });
+      expect(threadsOfFile(readText(file("mariadb.jsonl")))).toEqual(originalFile);
+
+      const copy = await target("sqlite");
+      expect(await importThreads(copy.url, { url })).toMatchObject({ imported: THREADS.length, failed: [] });
+      await expectSameStates(graphsOver(origin.saver), graphsOver(copy.saver), scenario);
+    });
+  });
+
   it("exports only the named threads, or those with a checkpoint matching a filter", async () => {
     const named = String(scenario.chat.configurable?.thread_id);
     const one = await runCli(["export", "--url", origin.url, "--thread", named, "--out", file("one.jsonl"), "--json"]);
