@@ -1,8 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DrizzleSaver, exportThreads, importThreads } from "../../src/index.js";
+import { DrizzleSaver, exportThreads, importThreads } from "../../src/index.js";
 import { freshSaver } from "../helpers/databases.js";
 import { expectSameStates, graphsOver, type Scenario, THREADS, writeScenario } from "./scenario.js";
 import { readText, runCli, threadsOfFile } from "./support.js";
@@ -109,6 +110,24 @@ describe("moving our threads to another database", () => {
       expect(await importThreads(copy.url, { url })).toMatchObject({ imported: THREADS.length, failed: [] });
       await expectSameStates(graphsOver(origin.saver), graphsOver(copy.saver), scenario);
     });
+  });
+
+  it("a file: URL names the same SQLite file as a source as it does for fromUrl", async () => {
+    // A space in the name is %20 in the URL; the query is not part of the name.
+    const path = join(mkdtempSync(join(tmpdir(), "lgcd-transfer-")), "my db.db");
+    const saver = await DrizzleSaver.fromUrl(path);
+    saversToClose.push(saver);
+    await saver.setup();
+    await importThreads(path, { file: file("origin.jsonl") });
+    const url = `${pathToFileURL(path).href}?mode=ro`;
+    expect(url).toContain("my%20db.db?");
+
+    const summary = await exportThreads({ url }, file("file-url.jsonl"));
+    expect(summary).toMatchObject({ threads: THREADS.length, failed: [] });
+    expect(threadsOfFile(readText(file("file-url.jsonl")))).toEqual(originalFile);
+    const exported = await runCli(["export", "--url", url]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(threadsOfFile(exported.stdout)).toEqual(originalFile);
   });
 
   it("exports only the named threads, or those with a checkpoint matching a filter", async () => {

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { databaseFamily } from "../../database-family.js";
+import { databaseFamily, sqliteFile } from "../../database-family.js";
 import { connect, POSTGRES_OPTIONS } from "../../drivers/connect.js";
 import { resolve } from "../../drivers/registry.js";
 import { InvalidInputError } from "../../errors.js";
@@ -37,7 +37,8 @@ export async function openDatabaseSource(options: DatabaseSourceOptions): Promis
     }
     return openOurs(url, options);
   }
-  const path = url.replace(/^file:(\/\/)?/i, "");
+  // The file fromUrl would open (openOurs below goes through it): escapes decoded, no query.
+  const path = sqliteFile(url) as string;
   if (!existsSync(path)) throw new InvalidInputError(`no SQLite file at "${path}"`);
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(path, { readonly: true, fileMustExist: true });
