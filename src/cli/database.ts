@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { sqliteFile } from "../drivers/connect.js";
+import { sqliteFile } from "../database-family.js";
 import { DriverNotInstalledError, DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "../index.js";
 import { CliError, EXIT_FAILURE, rootCause, UsageError } from "./errors.js";
 import { type Layout, resolveLayout } from "./layout.js";

@@ -1,4 +1,5 @@
-import type { DrizzleSaverOptions } from "../index.js";
+import { type DatabaseFamily, databaseFamily } from "../database-family.js";
+import { type DrizzleSaverOptions, InvalidInputError } from "../index.js";
 import { checkpointTables as mysqlTables } from "../schema/mysql.js";
 import { checkpointTables as pgTables } from "../schema/pg.js";
 import { checkpointTables as sqliteTables } from "../schema/sqlite.js";
@@ -23,14 +24,14 @@ export const LAYOUT_ENV = {
   migrationsSchema: "LANGGRAPH_CHECKPOINT_MIGRATIONS_SCHEMA",
 } as const;
 
-export type DatabaseKind = "postgres" | "mysql" | "sqlite";
-
-/** The kind of database a URL names, by the same rules as `DrizzleSaver.fromUrl`. */
-export function databaseKind(url: string): DatabaseKind {
-  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === "postgres" || scheme === "postgresql") return "postgres";
-  if (scheme === "mysql") return "mysql";
-  return "sqlite";
+/** The family of the URL's database; an unsupported scheme is a usage error, as when fromUrl refuses it (database.ts). */
+function familyOf(url: string): DatabaseFamily {
+  try {
+    return databaseFamily(url);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 export interface Layout {
@@ -52,15 +53,15 @@ function given(value: string | undefined): string | undefined {
 
 /** The saver options for a URL and the layout options, checked against the kind of database. */
 export function resolveLayout(url: string, options: LayoutOptions): Layout {
-  const kind = databaseKind(url);
+  const family = familyOf(url);
   const prefix = given(options.tablePrefix);
   const schema = given(options.schema);
   const migrationsTable = given(options.migrationsTable);
   const migrationsSchema = given(options.migrationsSchema);
-  if (kind !== "postgres" && schema !== undefined) {
+  if (family !== "postgres" && schema !== undefined) {
     throw new UsageError("--schema is for PostgreSQL only (MySQL and SQLite tables take a --table-prefix)");
   }
-  if (kind !== "postgres" && migrationsSchema !== undefined) {
+  if (family !== "postgres" && migrationsSchema !== undefined) {
     throw new UsageError("--migrations-schema is for PostgreSQL only");
   }
   if (migrationsTable === "__drizzle_migrations") {
@@ -80,9 +81,9 @@ export function resolveLayout(url: string, options: LayoutOptions): Layout {
   );
   if (!custom) return { saver: { schema, migrationsTable, migrationsSchema }, custom, tables: names };
   const tables =
-    kind === "postgres"
+    family === "postgres"
       ? pgTables({ prefix, schema })
-      : kind === "mysql"
+      : family === "mysql"
         ? mysqlTables({ prefix })
         : sqliteTables({ prefix });
   return { saver: { tables }, custom, tables: names };

@@ -45,9 +45,10 @@ function databaseCommand(program: Command, name: string, description: string): C
     .command(name)
     .description(description)
     .addOption(
-      new Option("--url <url>", "database URL: postgres://, postgresql://, mysql://, file:<path> or a path").env(
-        URL_ENV,
-      ),
+      new Option(
+        "--url <url>",
+        "database URL: postgres://, postgresql://, mysql://, mariadb://, file:<path> or a path",
+      ).env(URL_ENV),
     )
     .option("--json", "machine-readable output: one JSON document, or JSON lines for a stream")
     .helpOption("-h, --help", "show this help");

@@ -1,4 +1,5 @@
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { type DatabaseFamily, databaseFamily, sqliteFile, urlScheme } from "../database-family.js";
 import { DriverNotInstalledError, InvalidInputError } from "../errors.js";
 import type { SupportedDatabase } from "./registry.js";
 
@@ -22,12 +23,11 @@ export const POSTGRES_OPTIONS = {
   connection: { plan_cache_mode: "force_generic_plan" },
 };
 
-const SCHEME_DRIVERS: Record<string, UrlDriver[]> = {
+/** The drivers of each family, by preference. */
+const FAMILY_DRIVERS: Record<DatabaseFamily, UrlDriver[]> = {
   postgres: ["postgres", "pg"],
-  postgresql: ["postgres", "pg"],
   mysql: ["mysql2"],
-  mariadb: ["mysql2"],
-  file: ["better-sqlite3", "libsql"],
+  sqlite: ["better-sqlite3", "libsql"],
 };
 
 /** The npm package of each driver. */
@@ -39,46 +39,15 @@ const PACKAGES: Record<UrlDriver, string> = {
   libsql: "@libsql/client",
 };
 
-/** The URL's scheme in lower case ("name:", two letters at least, so a Windows drive is a path), if any. */
-export function schemeOf(url: string): string | undefined {
-  return /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
-}
-
-/**
- * The SQLite file a URL names, or undefined for a server URL. `file:` URLs are read
- * with the WHATWG URL parser: percent-escapes are decoded and the query is not part
- * of the name; `file:x.db` is relative to the working directory. A plain path is taken
- * as it is; ":memory:" is an in-memory database.
- */
-export function sqliteFile(url: string): string | undefined {
-  const scheme = schemeOf(url);
-  if (scheme !== undefined && scheme !== "file") return undefined;
-  if (scheme === undefined) return url;
-  const rest = url.slice("file:".length);
-  const name = rest.split(/[?#]/, 1)[0];
-  if (name === ":memory:") return ":memory:";
-  if (name.length === 0 || name === "//") throw new InvalidInputError("the SQLite URL names no file");
-  const parsed = rest.startsWith("//") ? new URL(url) : new URL(rest, pathToFileURL(`${process.cwd()}/`));
-  try {
-    return fileURLToPath(parsed);
-  } catch (error) {
-    throw new InvalidInputError(`the SQLite URL "${url}" names no local file`, { cause: error });
-  }
-}
-
 /**
  * Opens a connection for `DrizzleSaver.fromUrl`. Drivers are optional peer
  * dependencies, so each is imported only when its scheme is used.
  */
 export async function connect(url: string, driver?: UrlDriver): Promise<OwnedConnection> {
   if (typeof url !== "string" || url.length === 0) throw new InvalidInputError("a database URL is required");
-  const scheme = schemeOf(url) ?? "file";
-  const candidates = SCHEME_DRIVERS[scheme];
-  if (!candidates) {
-    throw new InvalidInputError(
-      `unsupported database URL scheme "${scheme}://": use postgres://, postgresql://, mysql://, mariadb://, file:<path>, :memory: or a file path`,
-    );
-  }
+  const candidates = FAMILY_DRIVERS[databaseFamily(url)];
+  // The messages below name the URL's scheme; a plain path counts as file:.
+  const scheme = urlScheme(url) ?? "file";
   if (driver !== undefined && !candidates.includes(driver)) {
     throw new InvalidInputError(
       `the driver "${driver}" does not serve ${scheme}: URLs; use one of ${candidates.join(", ")}`,

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { databaseFamily } from "../database-family.js";
 import { InvalidInputError } from "../errors.js";
 
 /** A data node as the head's `CREATE SERVER` needs it. */
@@ -23,7 +24,16 @@ export function serverName(headDatabase: string, index: number): string {
   return `lg_${createHash("sha256").update(headDatabase).digest("hex").slice(0, 16)}_s${index}`;
 }
 
-/** A shard from its URL, `mysql://user:password@host:port/database`. */
+/** Whether fromUrl opens the URL as MySQL/MariaDB (mysql://, mariadb://); another scheme is no shard. */
+function isMysqlUrl(url: string): boolean {
+  try {
+    return databaseFamily(url) === "mysql";
+  } catch {
+    return false; // an unsupported scheme: shardServer's message says what a shard URL looks like
+  }
+}
+
+/** A shard from its URL, `mysql://user:password@host:port/database` (or `mariadb://`). */
 export function shardServer(url: string, name: string): ShardServer {
   let parsed: URL;
   try {
@@ -32,9 +42,9 @@ export function shardServer(url: string, name: string): ShardServer {
     throw new InvalidInputError(`spider.shards: "${url}" is not a URL`);
   }
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
-  if (parsed.protocol !== "mysql:" || database.length === 0) {
+  if (!isMysqlUrl(url) || database.length === 0) {
     throw new InvalidInputError(
-      `spider.shards: "${parsed.protocol}//${parsed.host}" needs the form mysql://user:password@host:port/database`,
+      `spider.shards: "${parsed.protocol}//${parsed.host}" needs the form mysql://user:password@host:port/database (or mariadb://)`,
     );
   }
   return {

@@ -9,7 +9,7 @@ import { createServerSql, headTableSql, type ShardServer, serverName, shardServe
 /** The saver's option for a MariaDB Spider head (see the README's "Sharding"). */
 export interface SpiderOptions {
   /**
-   * The data nodes, as `mysql://user:password@host:port/database`, in a fixed order:
+   * The data nodes, as `mysql://user:password@host:port/database` (or `mariadb://`), in a fixed order:
    * a thread's shard is KEY(thread_id) over this list, so changing it moves threads.
    */
   shards: string[];

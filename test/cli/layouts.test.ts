@@ -168,4 +168,25 @@ describe("CLI layouts", { timeout: 300_000 }, () => {
     expect(status.code, status.stderr).toBe(0);
     expect(jsonLines<{ tables: { rows: number }[] }>(status.stdout)[0].tables[0].rows).toBe(2);
   });
+
+  it("MariaDB by a mariadb:// URL, tables with a prefix: the same MySQL tables as for mysql://", async () => {
+    const mysqlUrl = await freshDatabaseUrl("mysql");
+    const url = mysqlUrl.replace(/^mysql:/, "mariadb:");
+    const tables = mysqlTables({ prefix: "lg_" });
+    await createApplicationTables("mysql", mysqlUrl, tables);
+    await seedMetadataThread(url, "meta", 2, { tables });
+    const prefix = ["--table-prefix", "lg_"];
+    const show = await cli(["show", "--url", url, "--thread", "meta", "--json", ...prefix]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(jsonLines(show.stdout)[0].checkpointId).toBe("cp-0001");
+    const status = await cli(["status", "--url", url, "--check", "--json", ...prefix]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(jsonLines<{ tables: { rows: number }[] }>(status.stdout)[0].tables[0].rows).toBe(2);
+    const listed = await cli(["threads", "--url", url, "--json"], {
+      env: { LANGGRAPH_CHECKPOINT_TABLE_PREFIX: "lg_" },
+    });
+    expect(threadsOf(listed.stdout)).toEqual([["meta", 2]]);
+    // A PostgreSQL option is refused as it is for mysql://.
+    expectOneLineError(await cli(["threads", "--url", url, "--schema", "agent"]), 2, /--schema is for PostgreSQL only/);
+  });
 });

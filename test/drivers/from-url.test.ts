@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { sqliteFile } from "../../src/drivers/connect.js";
+import { sqliteFile } from "../../src/database-family.js";
 import { DrizzleSaver, type FromUrlOptions, InvalidInputError } from "../../src/index.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 

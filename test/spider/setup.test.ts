@@ -42,6 +42,20 @@ it("builds Spider tables on the head over the nodes' tables, with generated colu
   }
 });
 
+it("takes mariadb:// URLs for the head and the data nodes, as it takes mysql:// ones", async () => {
+  const { url, shards, saver } = await freshSpider();
+  await saver.close();
+  const mariadb = (mysqlUrl: string) => mysqlUrl.replace(/^mysql:/, "mariadb:");
+  const again = await DrizzleSaver.fromUrl(mariadb(url), { spider: { shards: shards.map(mariadb) } });
+  try {
+    // The same head and nodes: setup finds everything in place.
+    expect(await again.setup()).toEqual([]);
+    expect((await again.migrationStatus()).pending).toEqual([]);
+  } finally {
+    await again.close();
+  }
+});
+
 it("refuses a bad list of data nodes, and a server without Spider, with nothing created", async () => {
   const url = await freshDatabaseUrl("mysql");
   for (const shards of [[], ["postgres://x@127.0.0.1/db"], ["mysql://x@127.0.0.1"]]) {

@@ -1,8 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DrizzleSaver, exportThreads, importThreads } from "../../src/index.js";
+import { DrizzleSaver, exportThreads, importThreads } from "../../src/index.js";
 import { freshSaver } from "../helpers/databases.js";
 import { expectSameStates, graphsOver, type Scenario, THREADS, writeScenario } from "./scenario.js";
 import { readText, runCli, threadsOfFile } from "./support.js";
@@ -78,6 +79,56 @@ describe("moving our threads to another database", () => {
       await expectSameStates(graphsOver(origin.saver), graphsOver(back.saver), scenario);
     },
   );
+
+  describe("a mariadb:// URL, MariaDB as for mysql://, as a source too", { timeout: 180_000 }, () => {
+    let url: string;
+    beforeAll(async () => {
+      const copy = await target("mysql");
+      url = copy.url.replace(/^mysql:/, "mariadb:");
+      const loaded = await importThreads(url, { file: file("origin.jsonl") });
+      expect(loaded).toMatchObject({ imported: THREADS.length, failed: [] });
+    });
+
+    it("export --url and import --from with the CLI", async () => {
+      const exported = await runCli(["export", "--url", url]);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(threadsOfFile(exported.stdout)).toEqual(originalFile);
+
+      const copy = await target("sqlite");
+      const imported = await runCli(["import", "--url", copy.url, "--from", url, "--json"]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(JSON.parse(imported.stdout)).toMatchObject({ imported: THREADS.length, failed: [] });
+      await expectSameStates(graphsOver(origin.saver), graphsOver(copy.saver), scenario);
+    });
+
+    it("exportThreads and importThreads with the URL as the source", async () => {
+      const summary = await exportThreads({ url }, file("mariadb.jsonl"));
+      expect(summary).toMatchObject({ threads: THREADS.length, failed: [] });
+      expect(threadsOfFile(readText(file("mariadb.jsonl")))).toEqual(originalFile);
+
+      const copy = await target("sqlite");
+      expect(await importThreads(copy.url, { url })).toMatchObject({ imported: THREADS.length, failed: [] });
+      await expectSameStates(graphsOver(origin.saver), graphsOver(copy.saver), scenario);
+    });
+  });
+
+  it("a file: URL names the same SQLite file as a source as it does for fromUrl", async () => {
+    // A space in the name is %20 in the URL; the query is not part of the name.
+    const path = join(mkdtempSync(join(tmpdir(), "lgcd-transfer-")), "my db.db");
+    const saver = await DrizzleSaver.fromUrl(path);
+    saversToClose.push(saver);
+    await saver.setup();
+    await importThreads(path, { file: file("origin.jsonl") });
+    const url = `${pathToFileURL(path).href}?mode=ro`;
+    expect(url).toContain("my%20db.db?");
+
+    const summary = await exportThreads({ url }, file("file-url.jsonl"));
+    expect(summary).toMatchObject({ threads: THREADS.length, failed: [] });
+    expect(threadsOfFile(readText(file("file-url.jsonl")))).toEqual(originalFile);
+    const exported = await runCli(["export", "--url", url]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(threadsOfFile(exported.stdout)).toEqual(originalFile);
+  });
 
   it("exports only the named threads, or those with a checkpoint matching a filter", async () => {
     const named = String(scenario.chat.configurable?.thread_id);

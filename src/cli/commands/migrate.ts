@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { databaseFamily } from "../../database-family.js";
 import type { DrizzleSaver, MigrationInfo } from "../../index.js";
 import { sqlitePath, withSaver } from "../database.js";
 import { CliError, describeError, EXIT_FAILURE, UsageError } from "../errors.js";
@@ -99,7 +100,7 @@ async function migrationFailure(
   } catch {
     // The status cannot be read (the connection is gone): keep what was pending before.
   }
-  const oneAtATime = /^mysql:/i.test(url);
+  const oneAtATime = databaseFamily(url) === "mysql";
   if (stillPending.length === 1 || (oneAtATime && stillPending.length > 0)) {
     return new CliError(`migration ${stillPending[0].tag} failed: ${reason}`, EXIT_FAILURE, { cause: error });
   }

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { databaseFamily, sqliteFile } from "../../database-family.js";
 import { connect, POSTGRES_OPTIONS } from "../../drivers/connect.js";
 import { resolve } from "../../drivers/registry.js";
 import { InvalidInputError } from "../../errors.js";
@@ -14,7 +15,7 @@ export const SOURCE_FORMATS = ["ours", "official-postgres", "official-sqlite"] a
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 
 export interface DatabaseSourceOptions extends ThreadSelection {
-  /** Source database URL: postgres://, postgresql://, mysql://, file:<path> or a path. */
+  /** Source database URL: postgres://, postgresql://, mysql://, mariadb://, file:<path> or a path. */
   url: string;
   /** The source's format; detected from its tables when omitted. */
   format?: SourceFormat;
@@ -24,26 +25,20 @@ export interface DatabaseSourceOptions extends ThreadSelection {
   serde?: SerializerProtocol;
 }
 
-function schemeOf(url: string): string | undefined {
-  return /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1]?.toLowerCase();
-}
-
 /** Opens a database as a source, detecting whose tables it holds unless `format` says. */
 export async function openDatabaseSource(options: DatabaseSourceOptions): Promise<TransferSource> {
   const { url } = options;
-  const scheme = schemeOf(url);
+  const family = databaseFamily(url);
   const ours = options.serde ?? new MsgpackSerializer();
-  if (scheme === "postgres" || scheme === "postgresql") return openPostgres(options, ours);
-  if (scheme === "mysql") {
+  if (family === "postgres") return openPostgres(options, ours);
+  if (family === "mysql") {
     if (options.format && options.format !== "ours") {
       throw new InvalidInputError(`a MySQL source can only be in our format, not "${options.format}"`);
     }
     return openOurs(url, options);
   }
-  const path = scheme === "file" ? url.replace(/^file:(\/\/)?/i, "") : url;
-  if (scheme !== undefined && scheme !== "file") {
-    throw new InvalidInputError(`unsupported source URL scheme "${scheme}:"`);
-  }
+  // The file fromUrl would open (openOurs below goes through it): escapes decoded, no query.
+  const path = sqliteFile(url) as string;
   if (!existsSync(path)) throw new InvalidInputError(`no SQLite file at "${path}"`);
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(path, { readonly: true, fileMustExist: true });
