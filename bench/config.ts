@@ -1,6 +1,8 @@
 /**
  * Benchmark sizes, all overridable by environment variables. `BENCH_QUICK=1` picks
- * small defaults (a run of about a minute); explicit variables still win.
+ * small defaults (a run of about a minute), `BENCH_COMPARE=1` those of
+ * `npm run bench:compare` (under 3 minutes: the side-by-side table BENCHMARKS.md opens
+ * with); explicit variables still win.
  */
 
 export interface BenchConfig {
@@ -56,9 +58,24 @@ const QUICK: typeof FULL = {
   ceilingSeconds: 2,
 };
 
+/**
+ * `npm run bench:compare`: the issue's workload (threads of 25 steps, 8 writers), the
+ * filter at 50k checkpoints, no second size and no single-insert ceilings.
+ */
+const COMPARE: typeof FULL = {
+  threads: 400,
+  steps: 25,
+  base: 50_000,
+  large: 0,
+  samples: 80,
+  filterSamples: 10,
+  ceilingSeconds: 0,
+};
+
 /** The BENCH_* variables that change what is measured (recorded with the results). */
 export const SIZE_VARIABLES = [
   "BENCH_QUICK",
+  "BENCH_COMPARE",
   "BENCH_THREADS",
   "BENCH_STEPS",
   "BENCH_WRITERS",
@@ -87,7 +104,8 @@ function flag(name: string): boolean {
 
 export function readConfig(): BenchConfig {
   const quick = flag("BENCH_QUICK");
-  const defaults = quick ? QUICK : FULL;
+  const compare = flag("BENCH_COMPARE");
+  const defaults = compare ? COMPARE : quick ? QUICK : FULL;
   const write = process.env.BENCH_WRITE;
   const config: BenchConfig = {
     threads: integer("BENCH_THREADS", defaults.threads, 1),
@@ -113,7 +131,13 @@ export function readConfig(): BenchConfig {
   return config;
 }
 
-/** True when no variable changes the sizes: the run whose results BENCHMARKS.md keeps. */
+/**
+ * True when no variable changes the sizes but BENCH_COMPARE: the run whose results
+ * BENCHMARKS.md keeps (`npm run bench:compare`).
+ */
 export function isDefaultRun(): boolean {
-  return SIZE_VARIABLES.every((name) => (process.env[name] ?? "") === "");
+  return (
+    flag("BENCH_COMPARE") &&
+    SIZE_VARIABLES.every((name) => name === "BENCH_COMPARE" || (process.env[name] ?? "") === "")
+  );
 }

@@ -70,10 +70,11 @@ function rotate<T>(items: T[], by: number): T[] {
 }
 
 function command(): string {
-  const vars = SIZE_VARIABLES.filter((name) => (process.env[name] ?? "") !== "").map(
-    (name) => `${name}=${process.env[name]}`,
-  );
-  const invocation = process.env.npm_lifecycle_event === "bench" ? "npm run bench" : "npx tsx bench/run.ts";
+  const script = process.env.npm_lifecycle_event;
+  const vars = SIZE_VARIABLES.filter(
+    (name) => (process.env[name] ?? "") !== "" && !(script === "bench:compare" && name === "BENCH_COMPARE"),
+  ).map((name) => `${name}=${process.env[name]}`);
+  const invocation = script?.startsWith("bench") ? `npm run ${script}` : "npx tsx bench/run.ts";
   return [...vars, invocation].join(" ");
 }
 
