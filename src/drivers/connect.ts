@@ -1,6 +1,7 @@
 import { pathToFileURL } from "node:url";
 import { type DatabaseFamily, databaseFamily, sqliteFile, urlScheme } from "../database-family.js";
 import { DriverNotInstalledError, InvalidInputError } from "../errors.js";
+import { readCommittedPools } from "./mysql2.js";
 import type { SupportedDatabase } from "./registry.js";
 
 export interface OwnedConnection {
@@ -112,6 +113,11 @@ async function openNodePostgres(url: string): Promise<OwnedConnection | undefine
   return { db: drizzle(pool), close: () => pool.end() };
 }
 
+/** The callback API of a mysql2 connection, as its pool's "connection" event gives it. */
+interface CallbackConnection {
+  query(sql: string, callback: (error: unknown) => void): unknown;
+}
+
 async function openMysql2(url: string): Promise<OwnedConnection | undefined> {
   const mysql = await optional(() => import("mysql2/promise"), "mysql2");
   if (!mysql) return undefined;
@@ -122,6 +128,15 @@ async function openMysql2(url: string): Promise<OwnedConnection | undefined> {
     charset: "utf8mb4",
     supportBigNumbers: true,
   });
+  // Queued on each new connection before anything else runs on it (see readCommittedPools).
+  // The event hands over mysql2's callback connection (its promise wrapper comes later).
+  pool.on("connection", (connection) => {
+    (connection as unknown as CallbackConnection).query(
+      "set session transaction isolation level read committed",
+      () => {},
+    );
+  });
+  readCommittedPools.add(pool);
   return { db: drizzle(pool), close: () => pool.end() };
 }
 

@@ -17,6 +17,13 @@ interface MySqlDrizzle {
 }
 
 /**
+ * Pools whose every connection was set to READ COMMITTED as it opened (`fromUrl`'s): their
+ * transactions need no SET TRANSACTION, one round trip less per write. A pool handed to
+ * the saver keeps its own defaults, and each transaction sets its level.
+ */
+export const readCommittedPools = new WeakSet<object>();
+
+/**
  * mysql2, pool or single connection. Statements run through drizzle's session (its
  * logger and type casts apply), their values written as literals no sql_mode changes
  * (see mysql-literals.ts). On a pool a transaction pins a connection of its own;
@@ -32,6 +39,9 @@ export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Exec
 
 function mysql2PoolExecutor(db: unknown, options: ExecutorOptions): Executor {
   const compiler = compilerFor(db, options);
+  const client = clientOf(db);
+  const transactionConfig =
+    typeof client === "object" && client !== null && readCommittedPools.has(client) ? undefined : MYSQL_TRANSACTION;
   const on = (target: MySqlDrizzle, onFailure?: (error: unknown) => void): Runner => {
     const execute = async (statement: Statement) => {
       try {
@@ -77,7 +87,7 @@ function mysql2PoolExecutor(db: unknown, options: ExecutorOptions): Executor {
                 failure = error;
               }),
             ),
-          MYSQL_TRANSACTION,
+          transactionConfig,
         );
       } catch (error) {
         throw failure ?? error;

@@ -78,7 +78,9 @@ async function open(dialect: DialectName, logQuery: (query: string) => void): Pr
     return {
       saver: new DrizzleSaver(drizzleSqlite(sqlite, { logger })),
       indexes: async () => Object.fromEntries(Object.keys(INDEXES.sqlite).map((table) => [table, count(table)])),
-      close: async () => sqlite.close(),
+      close: async () => {
+        sqlite.close();
+      },
     };
   }
   if (dialect === "postgres") {
