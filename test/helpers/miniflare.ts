@@ -8,6 +8,7 @@ export type D1Binding = Parameters<typeof drizzle>[0];
 /** A local D1 in its own workerd process, and the binding drizzle-orm/d1 takes. */
 export async function openLocalD1(): Promise<{ miniflare: Miniflare; binding: D1Binding }> {
   guardMiniflareSyncProxy();
+  noKeepAliveToWorkerd();
   const miniflare = new Miniflare({
     modules: true,
     script: "export default { fetch: () => new Response(null, { status: 404 }) };",
@@ -59,4 +60,31 @@ export function guardMiniflareSyncProxy(): void {
     }
     return received;
   };
+}
+
+let keepAliveOff = false;
+
+/**
+ * Works around a second race of miniflare 3, between its Node side and workerd: every
+ * asynchronous D1 call (a batch, a query) is an HTTP request to workerd over undici's
+ * keep-alive connections, and a request sent on a connection that workerd is closing
+ * fails with "SocketError: other side closed" (undici retries no POST). Under load, 16
+ * writers' batches hit it (a socket that had carried one reply, then the next request
+ * was written and the socket closed). Requests to workerd open a connection each
+ * instead (`pipelining: 0`: no keep-alive); on loopback that costs little.
+ *
+ * miniflare looks `Pool` up on the `undici` module when it connects to workerd, so the
+ * pools it makes from then on are made with that option.
+ */
+function noKeepAliveToWorkerd(): void {
+  if (keepAliveOff) return;
+  keepAliveOff = true;
+  const requireFromMiniflare = createRequire(createRequire(import.meta.url).resolve("miniflare"));
+  const undici = requireFromMiniflare("undici") as { Pool: new (url: unknown, options?: object) => object };
+  const OriginalPool = undici.Pool;
+  undici.Pool = class extends OriginalPool {
+    constructor(url: unknown, options: object = {}) {
+      super(url, { ...options, pipelining: 0 });
+    }
+  } as typeof undici.Pool;
 }
