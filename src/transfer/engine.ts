@@ -5,12 +5,18 @@ import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabas
 import { InvalidInputError } from "../errors.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
-import { FileSource } from "./sources/file.js";
+import { type FileReadOptions, FileSource } from "./sources/file.js";
 import { type DatabaseSourceOptions, openDatabaseSource } from "./sources/open.js";
 import { type ThreadOutcome, ThreadWriter } from "./target.js";
 
-/** A source: a database (ours or an official saver's), a transfer file (path, "-" for stdin, or a stream), or one already open. */
-export type ImportFrom = DatabaseSourceOptions | { file: string | Readable; threadIds?: string[] } | TransferSource;
+/** A transfer file: a path, "-" for stdin, or a stream. */
+export interface FileSourceOptions extends FileReadOptions {
+  file: string | Readable;
+  threadIds?: string[];
+}
+
+/** A source: a database (ours or an official saver's), a transfer file, or one already open. */
+export type ImportFrom = DatabaseSourceOptions | FileSourceOptions | TransferSource;
 
 export interface TransferProgress {
   /** Threads handled so far (written, skipped or failed). */
@@ -60,9 +66,11 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 async function openSource(from: ImportFrom): Promise<{ source: TransferSource; owned: boolean }> {
   if ("threads" in from && typeof from.threads === "function") return { source: from, owned: false };
   if ("file" in from) {
-    const { file, threadIds } = from;
+    const { file, threadIds, maxLineBytes } = from;
     const source =
-      typeof file === "string" ? FileSource.open(file, { threadIds }) : new FileSource(file, { threadIds });
+      typeof file === "string"
+        ? FileSource.open(file, { threadIds }, { maxLineBytes })
+        : new FileSource(file, { threadIds }, { maxLineBytes });
     return { source, owned: true };
   }
   return { source: await openDatabaseSource(from as DatabaseSourceOptions), owned: true };

@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import {
   type DatabaseSourceOptions,
+  DEFAULT_MAX_LINE_BYTES,
   type ExportSummary,
   exportThreads,
   type ImportFrom,
@@ -12,7 +13,7 @@ import {
 } from "../../transfer/index.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
-import type { Filter } from "../options.js";
+import { type Filter, parseSize } from "../options.js";
 import { type Output, plural } from "../output.js";
 import { type Progress, startProgress } from "../progress.js";
 
@@ -88,7 +89,13 @@ async function printImport(out: Output, summary: ImportSummary, json: boolean | 
   }
 }
 
-type ImportFlags = SourceFlags & { from?: string; file?: string; replace?: boolean; dryRun?: boolean };
+type ImportFlags = SourceFlags & {
+  from?: string;
+  file?: string;
+  replace?: boolean;
+  dryRun?: boolean;
+  maxLineBytes?: number;
+};
 type ExportFlags = SourceFlags & { filter?: Filter; out?: string };
 
 async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise<void> {
@@ -99,11 +106,14 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
   if (options.file !== undefined && (options.format !== undefined || options.schema !== undefined)) {
     throw new UsageError("--format and --schema describe a source database, not a file");
   }
+  if (options.file === undefined && options.maxLineBytes !== undefined) {
+    throw new UsageError("--max-line-bytes bounds the lines of a file (--file), not a source database");
+  }
   // The target's tables must exist (the migrate command creates them).
   await withSaver(url, { requireSchema: true }, async () => {});
   const from: ImportFrom =
     options.file !== undefined
-      ? { file: options.file, threadIds: options.thread }
+      ? { file: options.file, threadIds: options.thread, maxLineBytes: options.maxLineBytes }
       : databaseSource(options.from as string, options);
   const bar = progressBar(options.dryRun ? "count" : "import", options.progress);
   let summary: ImportSummary;
@@ -158,7 +168,13 @@ export function registerTransferCommands(program: Command, kit: TransferCommandK
         .option("--from <url>", "source database URL (ours on any database, or the official savers' tables)")
         .option("--file <path>", 'a file written by the export command; "-" reads stdin')
         .option("--replace", "overwrite target threads that exist with other content")
-        .option("--dry-run", "read and count what would be imported, write nothing"),
+        .option("--dry-run", "read and count what would be imported, write nothing")
+        .addOption(
+          new Option(
+            "--max-line-bytes <size>",
+            `the longest line read from --file (bytes, or 512KiB, 64MiB, ...); a longer line fails its thread (default ${DEFAULT_MAX_LINE_BYTES / 1024 / 1024}MiB)`,
+          ).argParser(parseSize),
+        ),
     )
     .action((options: ImportFlags) => runImport(kit, options));
 
