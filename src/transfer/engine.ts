@@ -1,8 +1,11 @@
 import { createWriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { connect } from "../drivers/connect.js";
 import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError } from "../errors.js";
+import { MsgpackSerializer } from "../serde/msgpack.js";
+import { ThreadChecker } from "./check.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
 import { type FileReadOptions, FileSource } from "./sources/file.js";
@@ -32,6 +35,11 @@ export interface ImportOptions {
   dryRun?: boolean;
   /** Tables of the application's own schema on the target (see DrizzleSaverOptions.tables). */
   tables?: CheckpointTables;
+  /**
+   * The serializer the target's saver reads with (its `serde`); every imported value is
+   * decoded with it before it is written. MessagePack (our default) when omitted.
+   */
+  serde?: SerializerProtocol;
   onProgress?: (progress: TransferProgress) => void;
 }
 
@@ -115,20 +123,24 @@ async function runImport(
     ...noRecords(),
   };
   const total = options.onProgress ? await source.countThreads() : undefined;
+  const serde = options.serde ?? new MsgpackSerializer();
   let handled = 0;
   const named = new Set(options.threadIds ?? []);
   try {
     for await (const { threadId, records } of source.threads()) {
       named.delete(threadId);
       const counts = noRecords();
+      const checker = new ThreadChecker(serde);
       try {
         if (!options.dryRun) await writer.begin(threadId);
         for await (const record of records) {
           countRecord(counts, record);
+          await checker.add(record);
           if (!options.dryRun) await writer.add(record);
         }
         if (counts.checkpoints === 0)
           throw new InvalidInputError(`thread "${threadId}" has no checkpoints in the source`);
+        checker.finish();
         const outcome: ThreadOutcome = options.dryRun
           ? "imported"
           : await writer.finish(threadId, options.replace === true);
