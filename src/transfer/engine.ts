@@ -1,4 +1,3 @@
-import { createWriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { connect } from "../drivers/connect.js";
@@ -7,6 +6,7 @@ import { InvalidInputError } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { ThreadChecker } from "./check.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
+import { openExportFile } from "./out-file.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
 import { type FileReadOptions, FileSource } from "./sources/file.js";
 import { type DatabaseSourceOptions, openDatabaseSource } from "./sources/open.js";
@@ -62,6 +62,11 @@ export interface ImportSummary extends RecordCounts {
 
 export interface ExportOptions {
   onProgress?: (progress: TransferProgress) => void;
+  /**
+   * With a path: replace a file that exists (the default; the CLI's `--force`). A new
+   * file is created with mode 0600, and a symbolic link at the path is refused.
+   */
+  overwrite?: boolean;
 }
 
 export interface ExportSummary extends RecordCounts {
@@ -194,7 +199,14 @@ export async function exportThreads(
   options: ExportOptions = {},
 ): Promise<ExportSummary> {
   const { source, owned } = await openSource(from);
-  const stream = typeof to === "string" ? createWriteStream(to) : to;
+  // The file once the source is open: a source that cannot be opened leaves no file behind.
+  let stream: Writable;
+  try {
+    stream = typeof to === "string" ? openExportFile(to, { overwrite: options.overwrite ?? true }) : to;
+  } catch (error) {
+    if (owned) await source.close().catch(() => {});
+    throw error;
+  }
   const failure = new Promise<never>((_, reject) => stream.once("error", reject));
   failure.catch(() => {});
   try {
