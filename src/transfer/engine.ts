@@ -37,7 +37,8 @@ export interface ImportOptions {
   tables?: CheckpointTables;
   /**
    * The serializer the target's saver reads with (its `serde`); every imported value is
-   * decoded with it before it is written. MessagePack (our default) when omitted.
+   * decoded with it before it is written. When omitted: the source's `serde` (the one
+   * converted values are written with), else MessagePack (our default).
    */
   serde?: SerializerProtocol;
   onProgress?: (progress: TransferProgress) => void;
@@ -105,7 +106,8 @@ export async function importThreads(
     const { source, owned } = await openSource(from);
     try {
       const threadIds = "file" in from ? from.threadIds : undefined;
-      return await runImport(source, new ThreadWriter(dialect), { ...options, threadIds });
+      const serde = options.serde ?? ("url" in from ? from.serde : undefined);
+      return await runImport(source, new ThreadWriter(dialect), { ...options, serde, threadIds });
     } finally {
       if (owned) await source.close().catch(() => {});
     }

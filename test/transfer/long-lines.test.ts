@@ -6,6 +6,7 @@ import { once } from "node:events";
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   DEFAULT_MAX_LINE_BYTES,
@@ -131,6 +132,22 @@ describe("the bound on lines", () => {
     await expect(importThreads(url, { file: directory })).rejects.toThrow(InvalidInputError);
     await expect(importThreads(url, { file: directory })).rejects.toThrow(/^line 1: cannot read the file: EISDIR/);
     await expect(importThreads(url, { file, maxLineBytes: 0 })).rejects.toThrow(/maxLineBytes must be an integer/);
+    expect(await threadIds(saver)).toEqual(["cli-0", "cli-2"]);
+
+    // A stream that fails inside a thread: that thread fails, the source stops, both say why.
+    const text = readFileSync(file, "utf8");
+    const cut = text.indexOf('"thread_id":"cli-1"') + 200;
+    const failing = new Readable({
+      read() {
+        this.push(text.slice(0, cut));
+        this.destroy(new Error("disk gone"));
+      },
+    });
+    const summary = await importThreads(url, { file: failing });
+    expect(summary.failed).toEqual([
+      { threadId: "cli-1", error: expect.stringMatching(/cannot read the file: disk gone/) },
+    ]);
+    expect(summary.sourceError).toMatch(/^line \d+: cannot read the file: disk gone/);
     expect(await threadIds(saver)).toEqual(["cli-0", "cli-2"]);
   });
 });

@@ -49,6 +49,8 @@ export class LineReader {
   private chunk: Buffer = Buffer.alloc(0);
   private pos = 0;
   private ended = false;
+  /** The stream's failure, thrown again by every later read: nothing after it can be read. */
+  private failure: FileReadError | undefined;
 
   constructor(
     input: Readable,
@@ -68,6 +70,7 @@ export class LineReader {
 
   /** The next chunk of the stream into `chunk`; false at its end. A failing stream rejects, naming the line. */
   private async fill(): Promise<boolean> {
+    if (this.failure) throw this.failure;
     while (!this.ended && this.pos >= this.chunk.length) {
       let result: IteratorResult<unknown>;
       try {
@@ -75,7 +78,8 @@ export class LineReader {
       } catch (error) {
         this.ended = true;
         const reason = error instanceof Error ? error.message : String(error);
-        throw new FileReadError(`line ${this.number + 1}: cannot read the file: ${reason}`, { cause: error });
+        this.failure = new FileReadError(`line ${this.number + 1}: cannot read the file: ${reason}`, { cause: error });
+        throw this.failure;
       }
       if (result.done) this.ended = true;
       else {
