@@ -7,6 +7,8 @@ export interface ConfirmOptions {
   yes?: boolean;
   /** The command read its thread ids from stdin, so stdin cannot answer a question. */
   stdinTaken?: boolean;
+  /** What stdin holds when it is taken, for the message; "the thread ids" by default. */
+  stdinHolds?: string;
 }
 
 /** Whether a person can be asked: the question goes to stderr, the answer comes from stdin. */
@@ -22,7 +24,7 @@ function interactive(options: ConfirmOptions): boolean {
 export async function confirmDeletion(action: string, options: ConfirmOptions): Promise<void> {
   if (options.yes) return;
   if (!interactive(options)) {
-    const why = options.stdinTaken ? "stdin holds the thread ids" : "not on a terminal";
+    const why = options.stdinTaken ? `stdin holds ${options.stdinHolds ?? "the thread ids"}` : "not on a terminal";
     throw new UsageError(`${action}: ${why}, so nothing was changed; pass --yes to confirm`);
   }
   const answer = await ask(`${escapeTerminal(action)}? [y/N] `);

@@ -52,6 +52,28 @@ export function parsePositive(argument: string): number {
   return value;
 }
 
+/** Binary multiples a size may end with (`--max-line-bytes 64MiB`). */
+const SIZE_UNITS: Record<string, number> = {
+  "": 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** A size in bytes: an integer, optionally with a unit (`512KiB`, `64MiB`, `1G`: binary multiples). */
+export function parseSize(argument: string): number {
+  const match = /^(\d+)\s*([a-z]*)$/i.exec(argument.trim());
+  const unit = match ? SIZE_UNITS[match[2].toLowerCase()] : undefined;
+  if (!match || unit === undefined)
+    throw new InvalidArgumentError('expected a size such as "1048576", "512KiB" or "64MiB"');
+  const value = Number(match[1]) * unit;
+  if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError("expected a positive size");
+  return value;
+}
+
 export { parseDuration };
 
 /** A point in time: an ISO 8601 date (`2025-01-31`, `2025-01-31T12:00:00Z`; UTC without a zone) or a duration ago (`30d`). */

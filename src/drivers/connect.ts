@@ -140,7 +140,7 @@ async function openMysql2(url: string): Promise<OwnedConnection | undefined> {
   return { db: drizzle(pool), close: () => pool.end() };
 }
 
-const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+export const SQLITE_BUSY_TIMEOUT_MS = 10_000;
 
 /**
  * Switches an SQLite file to WAL. On a file not yet in WAL the switch reads the header,

@@ -1,16 +1,25 @@
-import { createWriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { connect } from "../drivers/connect.js";
 import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError } from "../errors.js";
+import { MsgpackSerializer } from "../serde/msgpack.js";
+import { ThreadChecker } from "./check.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
+import { openExportFile } from "./out-file.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
-import { FileSource } from "./sources/file.js";
+import { type FileReadOptions, FileSource } from "./sources/file.js";
 import { type DatabaseSourceOptions, openDatabaseSource } from "./sources/open.js";
 import { type ThreadOutcome, ThreadWriter } from "./target.js";
 
-/** A source: a database (ours or an official saver's), a transfer file (path, "-" for stdin, or a stream), or one already open. */
-export type ImportFrom = DatabaseSourceOptions | { file: string | Readable; threadIds?: string[] } | TransferSource;
+/** A transfer file: a path, "-" for stdin, or a stream. */
+export interface FileSourceOptions extends FileReadOptions {
+  file: string | Readable;
+  threadIds?: string[];
+}
+
+/** A source: a database (ours or an official saver's), a transfer file, or one already open. */
+export type ImportFrom = DatabaseSourceOptions | FileSourceOptions | TransferSource;
 
 export interface TransferProgress {
   /** Threads handled so far (written, skipped or failed). */
@@ -26,6 +35,12 @@ export interface ImportOptions {
   dryRun?: boolean;
   /** Tables of the application's own schema on the target (see DrizzleSaverOptions.tables). */
   tables?: CheckpointTables;
+  /**
+   * The serializer the target's saver reads with (its `serde`); every imported value is
+   * decoded with it before it is written. When omitted: the source's `serde` (the one
+   * converted values are written with), else MessagePack (our default).
+   */
+  serde?: SerializerProtocol;
   onProgress?: (progress: TransferProgress) => void;
 }
 
@@ -48,6 +63,11 @@ export interface ImportSummary extends RecordCounts {
 
 export interface ExportOptions {
   onProgress?: (progress: TransferProgress) => void;
+  /**
+   * With a path: replace a file that exists (the default; the CLI's `--force`). A new
+   * file is created with mode 0600, and a symbolic link at the path is refused.
+   */
+  overwrite?: boolean;
 }
 
 export interface ExportSummary extends RecordCounts {
@@ -60,9 +80,11 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 async function openSource(from: ImportFrom): Promise<{ source: TransferSource; owned: boolean }> {
   if ("threads" in from && typeof from.threads === "function") return { source: from, owned: false };
   if ("file" in from) {
-    const { file, threadIds } = from;
+    const { file, threadIds, maxLineBytes } = from;
     const source =
-      typeof file === "string" ? FileSource.open(file, { threadIds }) : new FileSource(file, { threadIds });
+      typeof file === "string"
+        ? FileSource.open(file, { threadIds }, { maxLineBytes })
+        : new FileSource(file, { threadIds }, { maxLineBytes });
     return { source, owned: true };
   }
   return { source: await openDatabaseSource(from as DatabaseSourceOptions), owned: true };
@@ -84,7 +106,8 @@ export async function importThreads(
     const { source, owned } = await openSource(from);
     try {
       const threadIds = "file" in from ? from.threadIds : undefined;
-      return await runImport(source, new ThreadWriter(dialect), { ...options, threadIds });
+      const serde = options.serde ?? ("url" in from ? from.serde : undefined);
+      return await runImport(source, new ThreadWriter(dialect), { ...options, serde, threadIds });
     } finally {
       if (owned) await source.close().catch(() => {});
     }
@@ -107,20 +130,24 @@ async function runImport(
     ...noRecords(),
   };
   const total = options.onProgress ? await source.countThreads() : undefined;
+  const serde = options.serde ?? new MsgpackSerializer();
   let handled = 0;
   const named = new Set(options.threadIds ?? []);
   try {
     for await (const { threadId, records } of source.threads()) {
       named.delete(threadId);
       const counts = noRecords();
+      const checker = new ThreadChecker(serde);
       try {
         if (!options.dryRun) await writer.begin(threadId);
         for await (const record of records) {
           countRecord(counts, record);
+          await checker.add(record);
           if (!options.dryRun) await writer.add(record);
         }
         if (counts.checkpoints === 0)
           throw new InvalidInputError(`thread "${threadId}" has no checkpoints in the source`);
+        checker.finish();
         const outcome: ThreadOutcome = options.dryRun
           ? "imported"
           : await writer.finish(threadId, options.replace === true);
@@ -174,7 +201,14 @@ export async function exportThreads(
   options: ExportOptions = {},
 ): Promise<ExportSummary> {
   const { source, owned } = await openSource(from);
-  const stream = typeof to === "string" ? createWriteStream(to) : to;
+  // The file once the source is open: a source that cannot be opened leaves no file behind.
+  let stream: Writable;
+  try {
+    stream = typeof to === "string" ? openExportFile(to, { overwrite: options.overwrite ?? true }) : to;
+  } catch (error) {
+    if (owned) await source.close().catch(() => {});
+    throw error;
+  }
   const failure = new Promise<never>((_, reject) => stream.once("error", reject));
   failure.catch(() => {});
   try {

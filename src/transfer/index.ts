@@ -2,6 +2,7 @@ export {
   type ExportOptions,
   type ExportSummary,
   exportThreads,
+  type FileSourceOptions,
   type ImportFrom,
   type ImportOptions,
   type ImportSummary,
@@ -19,6 +20,8 @@ export type {
   TransferSource,
   WriteRecord,
 } from "./records.js";
+export type { FileReadOptions } from "./sources/file.js";
+export { DEFAULT_MAX_LINE_BYTES, FileReadError, LARGEST_MAX_LINE_BYTES, LineTooLongError } from "./sources/lines.js";
 export { MissingPackageError } from "./sources/official.js";
 export { type DatabaseSourceOptions, SOURCE_FORMATS, type SourceFormat } from "./sources/open.js";
 export { ThreadConflictError } from "./target.js";

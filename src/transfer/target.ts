@@ -17,6 +17,22 @@ export class ThreadConflictError extends CheckpointSaverError {
 /** Rows per insert statement (well below every driver's parameter limit). */
 const BATCH = 100;
 
+/**
+ * Bytes of values per batch: rows are held until they are written, and a hundred
+ * rows of several megabytes each would hold hundreds of megabytes (and make a
+ * statement MySQL refuses). A row larger than this is written alone.
+ */
+export const BATCH_BYTES = 4 * 1024 * 1024;
+
+/** About how many bytes a record holds: its values and ids (metadata counted by its JSON text). */
+function recordBytes(record: TransferRecord): number {
+  const ids = record.ns.length + ("checkpointId" in record ? record.checkpointId.length : 0);
+  if (record.kind === "checkpoint") {
+    return ids + record.checkpoint.byteLength + JSON.stringify(record.metadata).length;
+  }
+  return ids + record.channel.length + (record.value?.byteLength ?? 0);
+}
+
 /** The checkpoint id and channel of the pending-write row naming the import that owns a staging thread. */
 const OWNER = "__import_owner__";
 
@@ -42,6 +58,8 @@ export class ThreadWriter {
   private checkpoints: CheckpointRecord[] = [];
   private blobs: BlobRecord[] = [];
   private writes: WriteRecord[] = [];
+  /** recordBytes of the rows held. */
+  private heldBytes = 0;
   private staging = "";
   private threadId = "";
   /** This writer's token in the staging thread's owner row. */
@@ -68,6 +86,7 @@ export class ThreadWriter {
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
+    this.heldBytes = 0;
     // First the owner row: it waits for a unit of the previous owner in progress, which
     // then has committed, and fails that owner's later units. Then, in a statement of its
     // own that sees those rows, everything else staged goes.
@@ -128,7 +147,9 @@ export class ThreadWriter {
     if (record.kind === "checkpoint") this.checkpoints.push(record);
     else if (record.kind === "blob") this.blobs.push(record);
     else this.writes.push(record);
-    if (this.checkpoints.length + this.blobs.length + this.writes.length >= BATCH) await this.flush();
+    this.heldBytes += recordBytes(record);
+    if (this.checkpoints.length + this.blobs.length + this.writes.length >= BATCH || this.heldBytes >= BATCH_BYTES)
+      await this.flush();
   }
 
   /** Makes the staged thread the real one, unless the real one exists with other content. */
@@ -165,6 +186,7 @@ export class ThreadWriter {
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
+    this.heldBytes = 0;
     if (!this.staging) return;
     try {
       await this.dialect.atomically(this.deleteThread(this.staging), this.owned());
@@ -207,6 +229,7 @@ export class ThreadWriter {
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
+    this.heldBytes = 0;
     if (statements.length > 0) await this.dialect.atomically(statements, this.owned());
   }
 

@@ -228,7 +228,8 @@ describe.each(DIALECTS)("threads that already exist in the target on %s", (diale
     const after = await exported(url, `exists-after-${dialect}.jsonl`);
     expect(after["exists-0"]).toEqual(before["exists-0"]);
 
-    const replaced = await runCli(["import", "--url", url, "--file", v2, "--replace"]);
+    // --yes: replacing asks first, and no one can answer here (test/cli/transfer.test.ts).
+    const replaced = await runCli(["import", "--url", url, "--file", v2, "--replace", "--yes"]);
     expect(replaced.code, replaced.stderr).toBe(0);
     expect(replaced.stdout).toContain("imported 0 threads, replaced 2, unchanged 1");
     expect(await exported(url, `exists-final-${dialect}.jsonl`)).toEqual(threadsOfFile(readText(v2)));

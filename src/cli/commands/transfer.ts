@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import {
   type DatabaseSourceOptions,
+  DEFAULT_MAX_LINE_BYTES,
   type ExportSummary,
   exportThreads,
   type ImportFrom,
@@ -10,11 +11,13 @@ import {
   type SourceFormat,
   type TransferProgress,
 } from "../../transfer/index.js";
+import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
-import type { Filter } from "../options.js";
+import { type Filter, parseSize } from "../options.js";
 import { type Output, plural } from "../output.js";
 import { type Progress, startProgress } from "../progress.js";
+import { escapeTerminal } from "../terminal-text.js";
 
 /** What program.ts lends these commands, so they read like its own. */
 export interface TransferCommandKit {
@@ -88,8 +91,15 @@ async function printImport(out: Output, summary: ImportSummary, json: boolean | 
   }
 }
 
-type ImportFlags = SourceFlags & { from?: string; file?: string; replace?: boolean; dryRun?: boolean };
-type ExportFlags = SourceFlags & { filter?: Filter; out?: string };
+type ImportFlags = SourceFlags & {
+  from?: string;
+  file?: string;
+  replace?: boolean;
+  dryRun?: boolean;
+  maxLineBytes?: number;
+  yes?: boolean;
+};
+type ExportFlags = SourceFlags & { filter?: Filter; out?: string; force?: boolean };
 
 async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise<void> {
   const url = kit.urlOf(options);
@@ -99,11 +109,22 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
   if (options.file !== undefined && (options.format !== undefined || options.schema !== undefined)) {
     throw new UsageError("--format and --schema describe a source database, not a file");
   }
+  if (options.file === undefined && options.maxLineBytes !== undefined) {
+    throw new UsageError("--max-line-bytes bounds the lines of a file (--file), not a source database");
+  }
   // The target's tables must exist (the migrate command creates them).
   await withSaver(url, { requireSchema: true }, async () => {});
+  // Replacing deletes the target's version of a thread, pinned or not: asked like the other deletions.
+  if (options.replace && !options.dryRun) {
+    await confirmDeletion("replace every target thread that the source holds with other content, pinned ones too", {
+      yes: options.yes,
+      stdinTaken: options.file === "-",
+      stdinHolds: "the file",
+    });
+  }
   const from: ImportFrom =
     options.file !== undefined
-      ? { file: options.file, threadIds: options.thread }
+      ? { file: options.file, threadIds: options.thread, maxLineBytes: options.maxLineBytes }
       : databaseSource(options.from as string, options);
   const bar = progressBar(options.dryRun ? "count" : "import", options.progress);
   let summary: ImportSummary;
@@ -121,18 +142,20 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
 
 async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise<void> {
   const url = kit.urlOf(options);
+  if (options.force && options.out === undefined) throw new UsageError("--force applies to --out only");
   const bar = progressBar("export", options.progress);
   let summary: ExportSummary;
   try {
     summary = await exportThreads(databaseSource(url, options, options.filter), options.out ?? process.stdout, {
       onProgress: (progress) => bar.report(progress),
+      overwrite: options.force === true,
     });
   } finally {
     bar.stop();
   }
-  // With the file on stdout, the summary goes to stderr.
+  // With the file on stdout, the summary goes to stderr, escaped as every line the CLI prints.
   const report = async (text: string) =>
-    options.out === undefined ? void process.stderr.write(`${text}\n`) : kit.out.line(text);
+    options.out === undefined ? void process.stderr.write(`${escapeTerminal(text)}\n`) : kit.out.line(text);
   if (options.json && options.out !== undefined) await kit.out.json(summary);
   else {
     await report(
@@ -157,8 +180,15 @@ export function registerTransferCommands(program: Command, kit: TransferCommandK
       )
         .option("--from <url>", "source database URL (ours on any database, or the official savers' tables)")
         .option("--file <path>", 'a file written by the export command; "-" reads stdin')
-        .option("--replace", "overwrite target threads that exist with other content")
-        .option("--dry-run", "read and count what would be imported, write nothing"),
+        .option("--replace", "overwrite target threads that exist with other content (asks first)")
+        .option("-y, --yes", "replace without asking (required with --replace when not on a terminal)")
+        .option("--dry-run", "read and count what would be imported, write nothing")
+        .addOption(
+          new Option(
+            "--max-line-bytes <size>",
+            `the longest line read from --file (bytes, or 512KiB, 64MiB, ...); a longer line fails its thread (default ${DEFAULT_MAX_LINE_BYTES / 1024 / 1024}MiB)`,
+          ).argParser(parseSize),
+        ),
     )
     .action((options: ImportFlags) => runImport(kit, options));
 
@@ -168,7 +198,8 @@ export function registerTransferCommands(program: Command, kit: TransferCommandK
         kit.databaseCommand(program, "export", "write threads to a file (JSON lines, see docs/transfer-format.md)"),
       )
         .addOption(kit.filterOption())
-        .option("--out <file>", "write to this file instead of stdout"),
+        .option("--out <file>", "write to this new file (mode 0600) instead of stdout; never through a symbolic link")
+        .option("--force", "with --out: overwrite the file if it exists"),
     )
     .action((options: ExportFlags) => runExport(kit, options));
 }

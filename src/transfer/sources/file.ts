@@ -1,5 +1,4 @@
 import { createReadStream, existsSync } from "node:fs";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { InvalidInputError } from "../../errors.js";
 import { checkHeader, type FileLine, parseLine } from "../format.js";
@@ -11,24 +10,11 @@ import {
   type TransferRecord,
   type TransferSource,
 } from "../records.js";
+import { checkMaxLineBytes, FileReadError, LineReader, LineTooLongError } from "./lines.js";
 
-/** Numbered lines of a stream, read one at a time (the file is never held whole). */
-class LineReader {
-  private readonly lines: AsyncIterator<string>;
-  number = 0;
-
-  constructor(input: Readable) {
-    this.lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })[Symbol.asyncIterator]();
-  }
-
-  async next(): Promise<string | undefined> {
-    for (;;) {
-      const { value, done } = await this.lines.next();
-      if (done) return undefined;
-      this.number++;
-      if (value.trim().length > 0) return value;
-    }
-  }
+export interface FileReadOptions {
+  /** The longest line read, in bytes; a longer one fails its thread (default 256 MiB, DEFAULT_MAX_LINE_BYTES). */
+  maxLineBytes?: number;
 }
 
 /**
@@ -45,15 +31,17 @@ export class FileSource implements TransferSource {
   constructor(
     private readonly input: Readable,
     selection: ThreadSelection = {},
+    options: FileReadOptions = {},
   ) {
-    this.reader = new LineReader(input);
+    this.reader = new LineReader(input, checkMaxLineBytes(options.maxLineBytes));
     if (selection.filter) throw new InvalidInputError("a metadata filter cannot be applied when reading a file");
     if (selection.threadIds) this.wanted = new Set(selection.threadIds);
   }
 
-  static open(path: string, selection?: ThreadSelection): FileSource {
+  static open(path: string, selection?: ThreadSelection, options: FileReadOptions = {}): FileSource {
     if (path !== "-" && !existsSync(path)) throw new InvalidInputError(`no file at "${path}"`);
-    return new FileSource(path === "-" ? process.stdin : createReadStream(path), selection);
+    const maxLineBytes = checkMaxLineBytes(options.maxLineBytes);
+    return new FileSource(path === "-" ? process.stdin : createReadStream(path), selection, { maxLineBytes });
   }
 
   async countThreads(): Promise<undefined> {
@@ -73,8 +61,9 @@ export class FileSource implements TransferSource {
     let header: FileLine | undefined;
     try {
       header = await this.nextLine();
-    } catch {
-      // reported by checkHeader as "not a transfer file"
+    } catch (error) {
+      // A line that does not parse is reported by checkHeader as "not a transfer file".
+      if (error instanceof FileReadError) throw error;
     }
     checkHeader(header);
     let threads = 0;
@@ -119,7 +108,14 @@ export class FileSource implements TransferSource {
       return line;
     }
     for (;;) {
-      const text = await this.reader.next();
+      let text: string | undefined;
+      try {
+        text = await this.reader.next();
+      } catch (error) {
+        // A line too long to read is not a thread line: keep looking. A failing stream ends the file.
+        if (error instanceof LineTooLongError) continue;
+        throw error;
+      }
       if (text === undefined) return undefined;
       if (!/"kind"\s*:\s*"(thread|footer)"/.test(text)) continue;
       try {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { databaseFamily, sqliteFile } from "../../database-family.js";
-import { connect, POSTGRES_OPTIONS } from "../../drivers/connect.js";
+import { connect, POSTGRES_OPTIONS, SQLITE_BUSY_TIMEOUT_MS } from "../../drivers/connect.js";
 import { resolve } from "../../drivers/registry.js";
 import { InvalidInputError } from "../../errors.js";
 import { MsgpackSerializer } from "../../serde/msgpack.js";
@@ -41,20 +41,27 @@ export async function openDatabaseSource(options: DatabaseSourceOptions): Promis
   const path = sqliteFile(url) as string;
   if (!existsSync(path)) throw new InvalidInputError(`no SQLite file at "${path}"`);
   const { default: Database } = await import("better-sqlite3");
+  // Read-only, whatever the format: a source is only read, and opening it for writing
+  // would switch it to WAL (changing its bytes) and fail on a file the user cannot write.
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
+    // A writer of another process may hold the lock for a moment: wait for it rather than fail.
+    db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     const format = options.format ?? sqliteFormat(db);
     if (format === "official-sqlite") {
       return new OfficialSqliteSource(db, await officialSerde("sqlite"), ours, options);
     }
     if (format === "official-postgres")
       throw new InvalidInputError("an SQLite file cannot hold official-postgres tables");
+    const { drizzle } = await import("drizzle-orm/better-sqlite3");
+    const { dialect } = resolve(drizzle(db), undefined);
+    return new OurSource(dialect, options, async () => {
+      db.close();
+    });
   } catch (error) {
     db.close();
     throw error;
   }
-  db.close();
-  return openOurs(url, options);
 }
 
 function sqliteFormat(db: import("better-sqlite3").Database): SourceFormat {
