@@ -19,8 +19,8 @@ import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
-import { POSTGRES_OPTIONS } from "../src/drivers/connect.js";
 import { DrizzleSaver, type DrizzleSaverOptions } from "../src/index.js";
+import { POSTGRES_OPTIONS } from "../src/wiring/connect.js";
 
 export type Family = "postgres" | "mysql" | "sqlite" | "memory";
 

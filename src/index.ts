@@ -1,6 +1,4 @@
 export type { TableStats } from "./dialects/dialect.js";
-export type { UrlDriver } from "./drivers/connect.js";
-export type { CheckpointTables, SupportedDatabase } from "./drivers/registry.js";
 export {
   CheckpointSaverError,
   DriverNotInstalledError,
@@ -39,3 +37,5 @@ export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
 export type { SpiderOptions } from "./spider/migrations.js";
 export * from "./transfer/index.js";
+export type { UrlDriver } from "./wiring/connect.js";
+export type { CheckpointTables, SupportedDatabase } from "./wiring/registry.js";

@@ -1,7 +1,9 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CheckpointSaverError } from "./errors.js";
+import { CheckpointSaverError, type MigrationInfo } from "./errors.js";
+
+/** Where the shipped migrations are, and what a migrations folder holds. */
 
 /** The database families that ship migrations, by folder name under migrations/. */
 export type MigrationsFamily = "pg" | "mysql" | "sqlite";
@@ -25,4 +27,12 @@ export function findMigrationsFolder(family: MigrationsFamily): string {
   throw new CheckpointSaverError(
     `the migrations/${family} folder of langgraph-checkpoint-drizzle was not found above ${dirname(fileURLToPath(import.meta.url))}`,
   );
+}
+
+/** The migrations of a folder, from drizzle-kit's journal, oldest first. */
+export function journal(folder: string): MigrationInfo[] {
+  const { entries } = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string; when: number }[];
+  };
+  return entries.map((entry) => ({ tag: entry.tag, createdAt: entry.when }));
 }

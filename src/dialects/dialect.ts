@@ -1,8 +1,8 @@
 import type { Column, SQL, Table } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
-import type { Executor, Row, Runner } from "../drivers/executor.js";
-import type { JsonValue } from "../saver/metadata.js";
-import type { Statement } from "../saver/statements.js";
+import type { Executor, Row, Runner } from "../sql/executor.js";
+import type { JsonValue } from "../sql/json.js";
+import type { Statement } from "../sql/statements.js";
 
 export type { Row };
 

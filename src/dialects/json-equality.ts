@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { JsonValue } from "../saver/metadata.js";
+import type { JsonValue } from "../sql/json.js";
 
 export type JsonKind = "string" | "number" | "boolean" | "null" | "object" | "array";
 

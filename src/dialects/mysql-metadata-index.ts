@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type Column, type SQL, sql } from "drizzle-orm";
-import type { JsonValue } from "../saver/metadata.js";
 import type { MySqlMetadataIndexTable } from "../schema/mysql.js";
+import type { JsonValue } from "../sql/json.js";
 
 /**
  * An index-backed metadata filter for MySQL and MariaDB, for any table with a JSON

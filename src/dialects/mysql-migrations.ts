@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
-import type { Executor, Runner } from "../drivers/executor.js";
+import type { Executor, Runner } from "../sql/executor.js";
 import type { Dialect } from "./dialect.js";
 
 /**

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
-import type { Executor, Runner } from "../drivers/executor.js";
-import { mysqlLiteralLength } from "../drivers/mysql-literals.js";
 import { InvalidInputError } from "../errors.js";
-import { type CompiledQuery, isBound, type Statement } from "../saver/statements.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
+import type { Executor, Runner } from "../sql/executor.js";
+import { mysqlLiteralLength } from "../sql/mysql-literals.js";
+import { type CompiledQuery, isBound, type Statement } from "../sql/statements.js";
 import { errorChain, insertValues, retryOnConflict } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";

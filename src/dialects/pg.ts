@@ -1,8 +1,8 @@
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
-import type { Executor, Runner } from "../drivers/executor.js";
-import { type Bound, isBound, LruCache, type Statement } from "../saver/statements.js";
 import type { PgCheckpointTables } from "../schema/pg.js";
+import type { Executor, Runner } from "../sql/executor.js";
+import { type Bound, isBound, LruCache, type Statement } from "../sql/statements.js";
 import { chainBaseBlobs, onConflictInsert, retryOnConflict, threadActivityBySkipScan } from "./common-sql.js";
 import type { Dialect, MigrationOptions } from "./dialect.js";
 import {

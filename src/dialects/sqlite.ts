@@ -1,8 +1,8 @@
 import { getTableName, type SQL, sql } from "drizzle-orm";
-import type { Executor } from "../drivers/executor.js";
 import { UnsupportedDriverError } from "../errors.js";
-import { isBound, type Statement } from "../saver/statements.js";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
+import type { Executor } from "../sql/executor.js";
+import { isBound, type Statement } from "../sql/statements.js";
 import {
   chainBaseBlobs,
   errorChain,

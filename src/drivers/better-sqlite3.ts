@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
-import { LruCache } from "../saver/statements.js";
+import type { Executor, ExecutorOptions, Row, SyncRunner } from "../sql/executor.js";
+import { LruCache } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
-import type { Executor, ExecutorOptions, Row, SyncRunner } from "./executor.js";
 import type { Gate } from "./one-connection.js";
 import { publicBetterSqliteExecutor } from "./public-api.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";

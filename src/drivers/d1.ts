@@ -1,8 +1,8 @@
 import type { SQL } from "drizzle-orm";
 import { UnsupportedDriverError } from "../errors.js";
-import { type CompiledQuery, filled, isBound, LruCache, type Statement } from "../saver/statements.js";
+import type { Executor, ExecutorOptions, Row } from "../sql/executor.js";
+import { type CompiledQuery, filled, isBound, LruCache, type Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable, type QueryLogger } from "./drizzle-internals.js";
-import type { Executor, ExecutorOptions, Row } from "./executor.js";
 
 export const D1_DRIVER = "Cloudflare D1";
 

@@ -4,9 +4,9 @@
  * a drizzle release changes them.
  */
 import { entityKind, type SQL } from "drizzle-orm";
-import type { CompiledQuery } from "../saver/statements.js";
-import { StatementCompiler } from "../saver/statements.js";
-import type { ExecutorOptions } from "./executor.js";
+import type { ExecutorOptions } from "../sql/executor.js";
+import type { CompiledQuery } from "../sql/statements.js";
+import { StatementCompiler } from "../sql/statements.js";
 
 interface Internals {
   dialect?: { sqlToQuery?(statement: SQL): CompiledQuery };

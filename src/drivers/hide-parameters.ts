@@ -1,5 +1,5 @@
-import type { CompiledQuery, Statement } from "../saver/statements.js";
-import type { Executor, Runner } from "./executor.js";
+import type { Executor, Runner } from "../sql/executor.js";
+import type { CompiledQuery, Statement } from "../sql/statements.js";
 
 /** Set to 1 to keep query parameters in error messages (they may hold checkpoint state and secrets). */
 export const DEBUG_ENV = "LANGGRAPH_CHECKPOINT_DEBUG";

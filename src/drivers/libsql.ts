@@ -1,6 +1,6 @@
-import type { Statement } from "../saver/statements.js";
+import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
+import type { Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
-import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
 import { oneConnection } from "./one-connection.js";
 import { publicLibsqlExecutor } from "./public-api.js";
 

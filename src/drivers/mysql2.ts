@@ -1,8 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { CompiledQuery, Statement } from "../saver/statements.js";
+import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
+import { inlineParameters } from "../sql/mysql-literals.js";
+import type { CompiledQuery, Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, privateApiAvailable, sessionOf } from "./drizzle-internals.js";
-import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
-import { inlineParameters } from "./mysql-literals.js";
 import { oneConnection } from "./one-connection.js";
 import { MYSQL_TRANSACTION, publicMysqlExecutor } from "./public-api.js";
 

@@ -1,5 +1,5 @@
+import type { Executor, ExecutorOptions } from "../sql/executor.js";
 import { clientOf } from "./drizzle-internals.js";
-import type { Executor, ExecutorOptions } from "./executor.js";
 import { oneConnection } from "./one-connection.js";
 import { pgSessionExecutor } from "./pg-session.js";
 

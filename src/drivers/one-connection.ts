@@ -1,4 +1,4 @@
-import type { Executor } from "./executor.js";
+import type { Executor } from "../sql/executor.js";
 
 /** The transaction open on a connection (or on a database file, see better-sqlite3.ts), if any. */
 export interface Gate {

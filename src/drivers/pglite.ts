@@ -1,4 +1,4 @@
-import type { Executor, ExecutorOptions } from "./executor.js";
+import type { Executor, ExecutorOptions } from "../sql/executor.js";
 import { pgSessionExecutor } from "./pg-session.js";
 
 /**

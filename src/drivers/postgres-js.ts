@@ -1,7 +1,8 @@
-import type { Statement } from "../saver/statements.js";
+import type { Executor, ExecutorOptions, Runner } from "../sql/executor.js";
+import type { Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
-import type { Executor, ExecutorOptions, Runner } from "./executor.js";
-import { changedRows, pgSessionExecutor, rowsOf } from "./pg-session.js";
+import { changedRows, rowsOf } from "./pg-results.js";
+import { pgSessionExecutor } from "./pg-session.js";
 import { publicPgExecutor } from "./public-api.js";
 
 /** The slice of a postgres.js client the prepared path uses. */

@@ -4,10 +4,10 @@
  * executors use (see drizzle-internals.ts). Slower: every statement is compiled anew.
  */
 import type { SQL } from "drizzle-orm";
-import { type CompiledQuery, filled, isBound, type Statement } from "../saver/statements.js";
-import type { Executor, ExecutorOptions, Row, Runner } from "./executor.js";
+import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
+import { type CompiledQuery, filled, isBound, type Statement } from "../sql/statements.js";
 import { type Gate, oneConnection } from "./one-connection.js";
-import { changedRows, rowsOf } from "./pg-session.js";
+import { changedRows, rowsOf } from "./pg-results.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
 
 /** Without drizzle's compiler the text is unknown; the values are what a size check needs. */

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import type { Bound, Statement } from "../saver/statements.js";
-import type { Executor, Row, Runner, SyncRunner, TransactionStyle } from "./executor.js";
+import type { Executor, Row, Runner, SyncRunner, TransactionStyle } from "../sql/executor.js";
+import type { Bound, Statement } from "../sql/statements.js";
 import { type Gate, oneConnection } from "./one-connection.js";
 
 /** Runs statements on the one connection of a SQLite database, as it comes. */

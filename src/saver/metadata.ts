@@ -1,4 +1,6 @@
 import { InvalidInputError } from "../errors.js";
+import type { JsonValue } from "../sql/json.js";
+
 /**
  * Metadata is stored in the database's JSON type so filters run in SQL. Two
  * transformations make that exact and portable, applied to stored metadata and to
@@ -7,8 +9,6 @@ import { InvalidInputError } from "../errors.js";
  * - strings a database cannot hold in JSON (U+0000, lone surrogates) are escaped
  *   behind a marker that ordinary text never starts with.
  */
-
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 const MARKER = "\u{10FFFD}json:";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what must be found.

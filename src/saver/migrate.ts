@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
 import { InvalidInputError, MigrationError, type MigrationInfo } from "../errors.js";
+import { journal } from "../migrations-folder.js";
 import { refuseExistingTables } from "./existing-tables.js";
 
 export type { MigrationMeta };
@@ -82,14 +81,6 @@ export async function migrate(dialect: Dialect, options: MigrationOptions): Prom
     }
   });
   return applied;
-}
-
-/** The migrations of a folder, from drizzle-kit's journal, oldest first. */
-export function journal(folder: string): MigrationInfo[] {
-  const { entries } = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as {
-    entries: { tag: string; when: number }[];
-  };
-  return entries.map((entry) => ({ tag: entry.tag, createdAt: entry.when }));
 }
 
 /** Our own migrations table, so we never share drizzle's default one with the application. */

@@ -1,7 +1,7 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import type { UrlDriver } from "../drivers/connect.js";
-import type { CheckpointTables } from "../drivers/registry.js";
 import type { SpiderOptions } from "../spider/migrations.js";
+import type { UrlDriver } from "../wiring/connect.js";
+import type { CheckpointTables } from "../wiring/registry.js";
 import type { RetentionPolicy } from "./retention.js";
 
 /** The options of {@link DrizzleSaver} (saver.ts). */

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../dialects/dialect.js";
-import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "./statements.js";
+import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "../sql/statements.js";
 import { as, parseJsonColumn, rowKey, tupleKey } from "./values.js";
 
 /**

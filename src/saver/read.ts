@@ -14,11 +14,11 @@ import {
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../dialects/dialect.js";
 import { InvalidInputError } from "../errors.js";
+import type { Templates, Values } from "../sql/statements.js";
 import { blobKey, type ReadValue, ValueAssembler } from "./delta-read.js";
 import type { DeltaCache } from "./deltas.js";
 import { parseMetadata, storedFilterEntries } from "./metadata.js";
 import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
-import type { Templates, Values } from "./statements.js";
 import { decodeStored, type StoredValuePlace } from "./stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
 import { nextChannelVersion, readCheckpointVersions } from "./versions.js";

@@ -10,12 +10,13 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
-import { connect } from "../drivers/connect.js";
-import { resolve, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { findMigrationsFolder } from "../migrations-folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { SpiderMigrations } from "../spider/migrations.js";
+import { Templates } from "../sql/statements.js";
+import { connect } from "../wiring/connect.js";
+import { resolve, type SupportedDatabase } from "../wiring/registry.js";
 import { DeltaCache } from "./deltas.js";
 import { DeltaChannelWalk } from "./history.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
@@ -31,7 +32,6 @@ import {
   type SweepResult,
   sweepPolicy,
 } from "./retention.js";
-import { Templates } from "./statements.js";
 import { ThreadSweeper } from "./sweep.js";
 import { SweeperRegistry } from "./sweeper.js";
 import {

@@ -9,10 +9,10 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect } from "../dialects/dialect.js";
 import { InvalidInputError, MissingParentError } from "../errors.js";
+import type { Templates } from "../sql/statements.js";
 import { WHOLE } from "./delta-read.js";
 import { DELTA_TYPE_PREFIX, type DeltaCache } from "./deltas.js";
 import { serializeMetadata } from "./metadata.js";
-import type { Templates } from "./statements.js";
 import {
   type CheckpointKey,
   configOf,

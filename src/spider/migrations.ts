@@ -1,9 +1,10 @@
 import { sql } from "drizzle-orm";
 import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
-import { connect } from "../drivers/connect.js";
-import { resolve } from "../drivers/registry.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
-import { appliedMigrations, journal, Migrations } from "../saver/migrate.js";
+import { journal } from "../migrations-folder.js";
+import { appliedMigrations, Migrations } from "../saver/migrate.js";
+import { connect } from "../wiring/connect.js";
+import { resolve } from "../wiring/registry.js";
 import { createServerSql, headTableSql, type ShardServer, serverName, shardServer } from "./ddl.js";
 
 /** The saver's option for a MariaDB Spider head (see the README's "Sharding"). */

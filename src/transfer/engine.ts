@@ -1,9 +1,9 @@
 import type { Readable, Writable } from "node:stream";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { connect } from "../drivers/connect.js";
-import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../drivers/registry.js";
 import { InvalidInputError } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { connect } from "../wiring/connect.js";
+import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../wiring/registry.js";
 import { ThreadChecker } from "./check.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
 import { openExportFile } from "./out-file.js";

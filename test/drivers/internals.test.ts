@@ -21,8 +21,8 @@ import {
   privateApiAvailable,
   sessionKind,
 } from "../../src/drivers/drizzle-internals.js";
-import { DRIVERS } from "../../src/drivers/registry.js";
 import { DrizzleSaver } from "../../src/index.js";
+import { DRIVERS } from "../../src/wiring/registry.js";
 import { buildApprovalGraph, newThread, normalHistory } from "../graphs/graphs.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { clearSaver, type ExtraDriver, type OpenDatabase, openFresh } from "../helpers/drivers.js";

@@ -7,9 +7,9 @@ import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { resolve } from "../../src/drivers/registry.js";
 import { DrizzleSaver } from "../../src/index.js";
 import { migrate } from "../../src/saver/migrate.js";
+import { resolve } from "../../src/wiring/registry.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { copyMySqlRows, copyPgRows, releasedUpTo, seedMySqlDatabase, sqliteCopyStatements } from "./earlier-rows.js";
 

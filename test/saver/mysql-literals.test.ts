@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inlineParameters, mysqlLiteral, mysqlLiteralLength } from "../../src/drivers/mysql-literals.js";
+import { inlineParameters, mysqlLiteral, mysqlLiteralLength } from "../../src/sql/mysql-literals.js";
 
 /** The literals the MySQL executor writes in place of mysql2's backslash escaping (see sql-mode.test.ts). */
 describe("MySQL literals", () => {

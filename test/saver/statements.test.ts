@@ -11,7 +11,7 @@ import { DrizzleSaver } from "../../src/index.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 
 /**
- * How statements reach the drivers (src/saver/statements.ts): templates compiled
+ * How statements reach the drivers (src/sql/statements.ts): templates compiled
  * once, prepared on postgres.js, cached on better-sqlite3, drizzle's session
  * otherwise; drizzle's logger sees every one of them.
  */

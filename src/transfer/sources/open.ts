@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { databaseFamily, sqliteFile } from "../../database-family.js";
-import { connect, POSTGRES_OPTIONS, SQLITE_BUSY_TIMEOUT_MS } from "../../drivers/connect.js";
-import { resolve } from "../../drivers/registry.js";
 import { InvalidInputError } from "../../errors.js";
 import { MsgpackSerializer } from "../../serde/msgpack.js";
+import { connect, POSTGRES_OPTIONS, SQLITE_BUSY_TIMEOUT_MS } from "../../wiring/connect.js";
+import { resolve } from "../../wiring/registry.js";
 import type { ThreadSelection, TransferSource } from "../records.js";
 import { officialSerde } from "./official.js";
 import { OfficialPostgresSource } from "./official-postgres.js";

@@ -1,7 +1,7 @@
 import { pathToFileURL } from "node:url";
 import { type DatabaseFamily, databaseFamily, sqliteFile, urlScheme } from "../database-family.js";
+import { readCommittedPools } from "../drivers/mysql2.js";
 import { DriverNotInstalledError, InvalidInputError } from "../errors.js";
-import { readCommittedPools } from "./mysql2.js";
 import type { SupportedDatabase } from "./registry.js";
 
 export interface OwnedConnection {

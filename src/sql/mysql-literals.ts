@@ -1,4 +1,4 @@
-import type { CompiledQuery } from "../saver/statements.js";
+import type { CompiledQuery } from "./statements.js";
 
 /**
  * mysql2 interpolates parameters into the SQL text on the client, escaping quotes

@@ -1,5 +1,5 @@
 import type { SQL } from "drizzle-orm";
-import type { CompiledQuery, Statement } from "../saver/statements.js";
+import type { CompiledQuery, Statement } from "./statements.js";
 
 export type Row = Record<string, unknown>;
 
