@@ -204,3 +204,25 @@ export function cliHead(args: string[], lines: number): Promise<CliResult> {
     });
   });
 }
+
+/**
+ * Runs the binary as a user who cannot write where root could: as "nobody" when this
+ * runs as root (root ignores file permissions).
+ */
+export function cliAsNobody(args: string[]): Promise<CliResult> {
+  const asRoot = process.getuid?.() === 0;
+  const [command, prefix] = asRoot ? ["runuser", ["-u", "nobody", "--", process.execPath]] : [process.execPath, []];
+  return new Promise((done, reject) => {
+    const child = spawn(command, [...prefix, BIN, ...args], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}

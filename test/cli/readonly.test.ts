@@ -1,13 +1,9 @@
-// Issue 20, point 9: the commands that only read (status, threads, history, show) open
-// SQLite read-only: they never change the file (no switch to WAL), never create one,
-// and work where the directory cannot be written.
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BIN, type CliResult, cli, cliEnv, ensureBuilt, expectOneLineError, rawQuery } from "./helpers.js";
+import { cli, cliAsNobody, ensureBuilt, expectOneLineError, rawQuery } from "./helpers.js";
 import { seedMetadataThread } from "./seed.js";
 
 const READERS = [["status"], ["threads"], ["history", "--thread", "meta"], ["show", "--thread", "meta"]];
@@ -25,28 +21,6 @@ async function rollbackDatabase(dir: string): Promise<string> {
   await rawQuery("sqlite", path, "pragma journal_mode = delete");
   expect(journalBytes(path)).toEqual([1, 1]);
   return path;
-}
-
-/**
- * Runs the binary as a user who cannot write to the directory: root ignores
- * permissions, so as root it runs as "nobody".
- */
-function cliWithoutWriteAccess(args: string[]): Promise<CliResult> {
-  const asRoot = process.getuid?.() === 0;
-  const [command, prefix] = asRoot ? ["runuser", ["-u", "nobody", "--", process.execPath]] : [process.execPath, []];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, [...prefix, BIN, ...args], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 describe("read-only commands on SQLite", { timeout: 300_000 }, () => {
@@ -92,13 +66,13 @@ describe("read-only commands on SQLite", { timeout: 300_000 }, () => {
     chmodSync(dir, 0o555);
     try {
       for (const command of READERS) {
-        const result = await cliWithoutWriteAccess([...command, "--url", path]);
+        const result = await cliAsNobody([...command, "--url", path]);
         expect(result.code, `${command.join(" ")}: ${result.stderr}`).toBe(0);
         if (command[0] === "threads") expect(result.stdout).toMatch(/^meta\s+3\s+cp-0002/m);
       }
       // SQLite must create wal.db-shm to read a WAL file: impossible here, and said so.
       expectOneLineError(
-        await cliWithoutWriteAccess(["threads", "--url", wal]),
+        await cliAsNobody(["threads", "--url", wal]),
         1,
         /cannot read ".*wal\.db" without writing: it is a WAL-mode database/,
       );

@@ -10,32 +10,23 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DIALECTS, type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
-import { BIN, type CliResult, cli, cliEnv, ensureBuilt, expectOneLineError, jsonLines, rawQuery } from "./helpers.js";
+import {
+  BIN,
+  type CliResult,
+  cli,
+  cliAsNobody,
+  cliEnv,
+  ensureBuilt,
+  expectOneLineError,
+  jsonLines,
+  rawQuery,
+} from "./helpers.js";
 import { seedMetadataThread } from "./seed.js";
 
 const digest = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 /** Bytes 18 and 19 of the header: 1 for a rollback journal, 2 for WAL. */
 const journalBytes = (path: string) => [...readFileSync(path).subarray(18, 20)];
 const shellQuote = (arg: string) => `'${arg.replace(/'/g, "'\\''")}'`;
-
-/** Runs the binary, as "nobody" when this runs as root (root ignores file permissions). */
-function cliAsNobody(args: string[]): Promise<CliResult> {
-  const asRoot = process.getuid?.() === 0;
-  const [command, prefix] = asRoot ? ["runuser", ["-u", "nobody", "--", process.execPath]] : [process.execPath, []];
-  return new Promise((done, reject) => {
-    const child = spawn(command, [...prefix, BIN, ...args], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => done({ code, stdout, stderr }));
-  });
-}
 
 /** Runs the binary on a pseudo-terminal (util-linux `script`), typing `typed`. */
 function cliOnTerminal(args: string[], typed: string): Promise<CliResult> {
