@@ -39,23 +39,37 @@ async function checkCopy(change: (dir: string) => void): Promise<{ code: number;
 const TIMEOUT = 180_000;
 
 describe("the layer check", () => {
-  it("passes on the code as it is", async () => {
-    const { code, output } = await checkCopy(() => {});
-    expect(output).toContain("no dependency violations found");
-    expect(code).toBe(0);
-  }, TIMEOUT);
+  it(
+    "passes on the code as it is",
+    async () => {
+      const { code, output } = await checkCopy(() => {});
+      expect(output).toContain("no dependency violations found");
+      expect(code).toBe(0);
+    },
+    TIMEOUT,
+  );
 
-  it("fails on a dialect importing a driver, a driver importing the saver, and a cycle", async () => {
-    const { code, output } = await checkCopy((dir) => {
-      appendFileSync(join(dir, "src/dialects/sqlite.ts"), '\nexport { mysql2Executor } from "../drivers/mysql2.js";\n');
-      appendFileSync(join(dir, "src/drivers/libsql.ts"), '\nexport type { DrizzleSaver } from "../saver/saver.js";\n');
-      appendFileSync(join(dir, "src/errors.ts"), '\nexport { databaseFamily } from "./database-family.js";\n');
-    });
-    expect(code).not.toBe(0);
-    for (const rule of ["dialects-beside-drivers", "drivers-beside-dialects", "no-cycles"])
-      expect(output).toContain(rule);
-    // Each violation is named by the file that breaks the rule.
-    expect(output).toMatch(/dialects-beside-drivers: src\/dialects\/sqlite\.ts/);
-    expect(output).toMatch(/drivers-beside-dialects: src\/drivers\/libsql\.ts/);
-  }, TIMEOUT);
+  it(
+    "fails on a dialect importing a driver, a driver importing the saver, and a cycle",
+    async () => {
+      const { code, output } = await checkCopy((dir) => {
+        appendFileSync(
+          join(dir, "src/dialects/sqlite.ts"),
+          '\nexport { mysql2Executor } from "../drivers/mysql2.js";\n',
+        );
+        appendFileSync(
+          join(dir, "src/drivers/libsql.ts"),
+          '\nexport type { DrizzleSaver } from "../saver/saver.js";\n',
+        );
+        appendFileSync(join(dir, "src/errors.ts"), '\nexport { databaseFamily } from "./database-family.js";\n');
+      });
+      expect(code).not.toBe(0);
+      for (const rule of ["dialects-beside-drivers", "drivers-beside-dialects", "no-cycles"])
+        expect(output).toContain(rule);
+      // Each violation is named by the file that breaks the rule.
+      expect(output).toMatch(/dialects-beside-drivers: src\/dialects\/sqlite\.ts/);
+      expect(output).toMatch(/drivers-beside-dialects: src\/drivers\/libsql\.ts/);
+    },
+    TIMEOUT,
+  );
 });
