@@ -7,10 +7,9 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   DEFAULT_MAX_LINE_BYTES,
-  type DrizzleSaver,
   InvalidInputError,
   importThreads,
   MsgpackSerializer,
@@ -18,27 +17,12 @@ import {
   type TransferSource,
 } from "../../src/index.js";
 import { BATCH_BYTES, stagingThreadId } from "../../src/transfer/target.js";
-import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { DIALECTS } from "../helpers/databases.js";
 import { openRaw } from "../lifecycle/support.js";
-import { runCli, writeSyntheticFile } from "./support.js";
+import { freshTargets, runCli, threadIds, writeSyntheticFile } from "./support.js";
 
 const dir = mkdtempSync(join(tmpdir(), "lgcd-long-lines-"));
-const savers: DrizzleSaver[] = [];
-afterAll(async () => {
-  for (const saver of savers) await saver.close();
-});
-
-async function target(dialect: DialectName) {
-  const fresh = await freshSaver(dialect);
-  savers.push(fresh.saver);
-  return fresh;
-}
-
-async function threadIds(saver: DrizzleSaver): Promise<string[]> {
-  const ids: string[] = [];
-  for await (const thread of saver.listThreads()) ids.push(thread.threadId);
-  return ids.sort();
-}
+const target = freshTargets();
 
 const MiB = 1024 * 1024;
 

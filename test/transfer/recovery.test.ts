@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
-import { type DrizzleSaver, exportThreads, InvalidInputError, importThreads } from "../../src/index.js";
+import { describe, expect, it } from "vitest";
+import { exportThreads, InvalidInputError, importThreads } from "../../src/index.js";
 import { buildChatGraph, CHAT_TURNS, newThread } from "../graphs/graphs.js";
-import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { DIALECTS, type DialectName } from "../helpers/databases.js";
 import { openRaw } from "../lifecycle/support.js";
-import { readText, runCli, threadsOfFile, writeSyntheticFile } from "./support.js";
+import { freshTargets, readText, runCli, threadIds, threadsOfFile, writeSyntheticFile } from "./support.js";
 
 /**
  * Imports that are killed, fed damaged input or meet threads already present: each
@@ -17,22 +17,7 @@ import { readText, runCli, threadsOfFile, writeSyntheticFile } from "./support.j
 
 const dir = mkdtempSync(join(tmpdir(), "lgcd-recovery-"));
 const path = (name: string) => join(dir, name);
-const savers: DrizzleSaver[] = [];
-afterAll(async () => {
-  for (const saver of savers) await saver.close();
-});
-
-async function target(dialect: DialectName) {
-  const fresh = await freshSaver(dialect);
-  savers.push(fresh.saver);
-  return fresh;
-}
-
-async function threadIds(saver: DrizzleSaver): Promise<string[]> {
-  const ids: string[] = [];
-  for await (const thread of saver.listThreads()) ids.push(thread.threadId);
-  return ids;
-}
+const target = freshTargets();
 
 /** Rows of every table under a staging thread id (see src/transfer/target.ts). */
 async function stagedRows(dialect: DialectName, url: string): Promise<number> {

@@ -2,9 +2,11 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createWriteStream, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { MsgpackSerializer } from "../../src/index.js";
+import { afterAll } from "vitest";
+import { type DrizzleSaver, MsgpackSerializer } from "../../src/index.js";
 import { endLine, footerLine, headerLine, recordLine, threadLine } from "../../src/transfer/format.js";
 import type { TransferRecord } from "../../src/transfer/records.js";
+import { type DialectName, freshSaver } from "../helpers/databases.js";
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -129,4 +131,24 @@ export async function writeSyntheticFile(
   await write(footerLine(options.threads));
   out.end();
   await once(out, "close");
+}
+
+/** Opens savers on fresh databases for one test file; they are closed when the file ends. */
+export function freshTargets(): (dialect: DialectName) => ReturnType<typeof freshSaver> {
+  const savers: DrizzleSaver[] = [];
+  afterAll(async () => {
+    for (const saver of savers) await saver.close();
+  });
+  return async (dialect) => {
+    const fresh = await freshSaver(dialect);
+    savers.push(fresh.saver);
+    return fresh;
+  };
+}
+
+/** The ids of the threads a saver holds, sorted. */
+export async function threadIds(saver: DrizzleSaver): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const thread of saver.listThreads()) ids.push(thread.threadId);
+  return ids.sort();
 }
