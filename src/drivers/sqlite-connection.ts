@@ -28,7 +28,7 @@ export function serialSqliteExecutor(
   transactions: TransactionStyle,
   connection: SqliteConnection,
   compile: Executor["compile"],
-  gate?: Gate,
+  gate: Gate = {},
   synchronous?: SyncRunner,
 ): Executor {
   const runner: Runner = {
@@ -58,7 +58,7 @@ export function serialSqliteExecutor(
           throw error;
         }
       },
-      transactionGrouped: synchronous && groupCommit(synchronous, gate ?? {}),
+      transactionGrouped: synchronous && groupCommit(synchronous, gate),
     },
     gate,
   );
