@@ -92,12 +92,14 @@ export function cliEnv(): Record<string, string | undefined> {
 /** Runs `node <bin> ...args` with the URL and layout variables unset (unless `env` sets them). */
 export function cli(
   args: string[],
-  options: { env?: Record<string, string>; input?: string } = {},
+  options: { env?: Record<string, string>; input?: string; asNobody?: boolean } = {},
 ): Promise<CliResult> {
   const env: Record<string, string | undefined> = { ...process.env, ...CLI_VARIABLES };
   Object.assign(env, options.env);
+  const asNobody = options.asNobody === true && process.getuid?.() === 0;
+  const [command, prefix] = asNobody ? ["runuser", ["-u", "nobody", "--", process.execPath]] : [process.execPath, []];
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(command, [...prefix, BIN, ...args], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -210,19 +212,5 @@ export function cliHead(args: string[], lines: number): Promise<CliResult> {
  * runs as root (root ignores file permissions).
  */
 export function cliAsNobody(args: string[]): Promise<CliResult> {
-  const asRoot = process.getuid?.() === 0;
-  const [command, prefix] = asRoot ? ["runuser", ["-u", "nobody", "--", process.execPath]] : [process.execPath, []];
-  return new Promise((done, reject) => {
-    const child = spawn(command, [...prefix, BIN, ...args], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => done({ code, stdout, stderr }));
-  });
+  return cli(args, { asNobody: true });
 }
