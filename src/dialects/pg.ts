@@ -3,7 +3,13 @@ import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { type Bound, isBound, LruCache, type Statement } from "../sql/statements.js";
-import { chainBaseBlobs, onConflictInsert, retryOnConflict, threadActivityBySkipScan } from "./common-sql.js";
+import {
+  chainBaseBlobs,
+  errorChain,
+  onConflictInsert,
+  retryOnConflict,
+  threadActivityBySkipScan,
+} from "./common-sql.js";
 import type { Dialect, MigrationOptions } from "./dialect.js";
 import {
   deleteEmptyThread,
@@ -39,8 +45,8 @@ export function lockNumber(name: string): number {
 
 /** The server's SQLSTATE, also under drizzle's DrizzleQueryError wrapper. */
 function errorCode(error: unknown): unknown {
-  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: unknown };
-  return code ?? (cause === undefined ? undefined : errorCode(cause));
+  for (const e of errorChain(error)) if (e.code !== undefined) return e.code;
+  return undefined;
 }
 
 /** A deadlock victim (40P01) or a serialization failure (40001, under a stricter default isolation). */
