@@ -24,10 +24,12 @@ import type { Dialect } from "./dialect.js";
 const ALREADY_DONE = new Set([
   1050, // table exists
   1051, // unknown table (a DROP TABLE)
+  1054, // unknown column (a CHANGE or RENAME COLUMN whose old name is gone)
   1060, // duplicate column
   1061, // duplicate key name
   1068, // multiple primary key
   1091, // can't drop a field or key: it is gone
+  1176, // unknown key (a RENAME INDEX whose old name is gone)
   1826, // duplicate foreign key name
   1359, // trigger exists
   1360, // trigger does not exist (a DROP TRIGGER)

@@ -22,6 +22,11 @@ export const POSTGRES_OPTIONS = {
   // itself, PostgreSQL keeps re-planning them on every call (a custom plan over 8
   // partitions looks cheaper than the generic one): about 1.5 ms each time.
   connection: { plan_cache_mode: "force_generic_plan" },
+  // postgres.js waits before reconnecting after a dropped connection, tripling the
+  // wait with each drop in a row up to 20 s: after a burst of drops (a restart, a
+  // failover, sessions terminated by an administrator) calls stalled for up to 20 s
+  // with the server long back. Seconds, doubling from 50 ms, at most 1 s, jittered.
+  backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
 };
 
 /** The drivers of each family, by preference. */
