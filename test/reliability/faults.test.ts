@@ -120,22 +120,25 @@ describe.each(DROPPED)("connections dropped during puts on %s", (target, dialect
       try {
         const loops = specs.map(async (spec, w) => {
           const writer = new ChainWriter(saver, spec, (m) => events[w].push(m));
-          await writer.resume();
+          // Like a restarted worker: continue from what the database has, retrying while it fails (the
+          // first kill can land before the first resume is done on a slow machine).
+          const resume = async () => {
+            for (;;) {
+              try {
+                return await writer.resume();
+              } catch (error) {
+                record(error);
+              }
+            }
+          };
+          await resume();
           while (!stop) {
             try {
               await writer.next();
               puts += 1;
             } catch (error) {
               record(error);
-              // Like a restarted worker: continue from what the database has (retrying while it fails).
-              for (;;) {
-                try {
-                  await writer.resume();
-                  break;
-                } catch (resumeError) {
-                  record(resumeError);
-                }
-              }
+              await resume();
             }
           }
         });
