@@ -26,7 +26,7 @@ export interface DrizzleSaverOptions {
   migrationsSchema?: string;
   /**
    * MariaDB Spider: `db` is the Spider head and these are its data nodes; `setup()`
-   * migrates every node and builds the head's Spider tables (README, "Sharding").
+   * migrates every node and builds the head's Spider tables (docs/sharding.md).
    */
   spider?: SpiderOptions;
   /**

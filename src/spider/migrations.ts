@@ -7,7 +7,7 @@ import { connect } from "../wiring/connect.js";
 import { resolve } from "../wiring/registry.js";
 import { createServerSql, headTableSql, type ShardServer, serverName, shardServer } from "./ddl.js";
 
-/** The saver's option for a MariaDB Spider head (see the README's "Sharding"). */
+/** The saver's option for a MariaDB Spider head (see docs/sharding.md). */
 export interface SpiderOptions {
   /**
    * The data nodes, as `mysql://user:password@host:port/database` (or `mariadb://`), in a fixed order:

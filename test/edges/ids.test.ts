@@ -5,7 +5,7 @@ import { newThreadId, rowCounts, threadConfig, useFreshSaver } from "../lifecycl
 import { checkpointOf, expectInvalid, loopMetadata, putValues } from "./support.js";
 
 /**
- * The limits the README states hold on every dialect: each id at most 255
+ * The limits docs/storage-model.md states hold on every dialect: each id at most 255
  * characters, and the UTF-8 bytes of a row's key (thread id, namespace, checkpoint
  * id, and task id or channel name) at most 2,600 together. Beyond them, and for text
  * a database cannot store, our InvalidInputError comes before anything is written.

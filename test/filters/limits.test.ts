@@ -7,7 +7,7 @@ import { openTestDatabase, type TestDatabase } from "./database.js";
 import { emptyCheckpoint } from "./reference.js";
 
 /**
- * Metadata filters are bounded (README, "Metadata filters"): beyond a limit `list` and
+ * Metadata filters are bounded (docs/queries-and-filters.md): beyond a limit `list` and
  * `listThreads` refuse the filter before sending any SQL; at the limits they answer
  * exactly, and on PostgreSQL the filter is one predicate whatever its number of keys.
  */

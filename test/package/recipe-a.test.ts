@@ -1,4 +1,4 @@
-// README recipe A from the registry's point of view: an application's drizzle-kit loads
+// Recipe A (docs/already-on-drizzle.md) from the registry's point of view: an application's drizzle-kit loads
 // a schema that imports langgraph-checkpoint-drizzle/pg, /mysql and /sqlite (through a
 // CommonJS loader, whatever the application's module type), generates the saver's
 // tables and applies them.

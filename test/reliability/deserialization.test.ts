@@ -183,7 +183,7 @@ describe.each(DIALECTS)("rows crafted by an attacker on %s", (dialect: DialectNa
   });
 
   it("a JSON row naming a LangChain class other than a message is not instantiated", async () => {
-    // README: "only the listed message classes are ever instantiated". A prompt template, a runnable or a
+    // docs/storage-model.md: "only the listed message classes are ever instantiated". A prompt template, a runnable or a
     // tracer built from attacker kwargs is code running on attacker data.
     const classes = [
       ["langchain_core", "prompts", "prompt", "PromptTemplate"],
@@ -211,7 +211,7 @@ describe.each(DIALECTS)("rows crafted by an attacker on %s", (dialect: DialectNa
       id: ["langchain_core", "messages", "HumanMessage"],
       kwargs: { content: secret },
     };
-    // A message is revived (README), so the check is that no loaded value holds the secret.
+    // A message is revived (docs/storage-model.md), so the check is that no loaded value holds the secret.
     const outcomes = [
       ...(await everywhere("json", text(message))),
       ...(await everywhere("json", text({ secret }))),

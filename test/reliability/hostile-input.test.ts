@@ -525,7 +525,7 @@ describe.each(DIALECTS)("hostile and odd input on %s", (dialect: DialectName) =>
     const channels = { [id]: "max", ["c".repeat(255)]: "long" };
     const { checkpoint, versions } = checkpointWith(saver, channels, id);
     const config = await saver.put({ configurable: { thread_id: id, checkpoint_ns: ns } }, checkpoint, META, versions);
-    // A write's key also holds the task id: what the README's 2,600-byte key limit leaves for it here.
+    // A write's key also holds the task id: what the 2,600-byte key limit (docs/storage-model.md) leaves for it here.
     const taskId = "😀".repeat(Math.floor((2_600 - 2 * Buffer.byteLength(id) - Buffer.byteLength(ns)) / 4));
     await saver.putWrites(config, [[id, "w"]], taskId);
     const tuple = await saver.getTuple({ configurable: { thread_id: id, checkpoint_ns: ns, checkpoint_id: id } });

@@ -7,7 +7,7 @@ import { freshDatabaseUrl } from "../helpers/databases.js";
 import { writeThread } from "../spider/support.js";
 
 /**
- * What a Citus deployment (README, "Sharding") needs from the statements, checked on
+ * What a Citus deployment (docs/sharding.md) needs from the statements, checked on
  * every statement the saver sends to PostgreSQL over a representative workload,
  * captured with drizzle's logger: the three tables distributed by thread_id, a
  * per-thread operation routed to one shard, joins only on the thread key.

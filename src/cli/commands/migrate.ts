@@ -10,7 +10,7 @@ export interface MigrateOptions {
   layout?: Layout;
   dryRun?: boolean;
   json?: boolean;
-  /** Comma-separated data node URLs: the URL is a Spider head (see the README's "Sharding"). */
+  /** Comma-separated data node URLs: the URL is a Spider head (see docs/sharding.md). */
   spiderShards?: string;
 }
 
