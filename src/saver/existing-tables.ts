@@ -42,7 +42,7 @@ export async function refuseExistingTables(tx: Runner, dialect: Dialect, options
     `the ${exist} in ${location}, and ${options.migrationsTable} records none of our migrations: ${owner}. ` +
     "Nothing was changed. " +
     "To keep both, give ours other names: define them with checkpointTables({ prefix }) in your schema and pass them " +
-    `as the \`tables\` option (README, recipe A), ${elsewhere}`;
+    `as the \`tables\` option (docs/already-on-drizzle.md, recipe A), ${elsewhere}`;
   const [first] = journal(options.migrationsFolder);
   throw new ExistingTablesError(clashing, explanation, first);
 }

@@ -67,6 +67,13 @@ describe("the packed tarball", () => {
     expect(built.filter((text) => text.includes("sourceMappingURL"))).toEqual([]);
   });
 
+  it("ships every file the README links to, so its links work where the package is read", () => {
+    const readme = readFileSync(join(app.packageDir, "README.md"), "utf8");
+    const linked = [...readme.matchAll(/\]\(([^)#:]+)(#[^)]*)?\)/g)].map((match) => match[1]);
+    expect(linked.length).toBeGreaterThan(5);
+    expect(linked.filter((path) => !files.includes(path))).toEqual([]);
+  });
+
   it("installs without running a build (prepack, not prepare)", () => {
     expect(manifest.scripts.prepare).toBeUndefined();
     expect(manifest.scripts.prepack).toBeDefined();

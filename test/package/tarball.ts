@@ -25,8 +25,16 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const PACKAGE_NAME = "langgraph-checkpoint-drizzle";
 
 /** Everything the tarball is made from: a change to any of these makes a new one. */
-const INPUTS = ["src", "migrations", "package.json", "tsdown.config.ts", "tsconfig.json", "tsconfig.build.json"];
-const INPUT_FILES = ["LICENSE", "README.md"];
+const INPUTS = [
+  "src",
+  "migrations",
+  "docs",
+  "package.json",
+  "tsdown.config.ts",
+  "tsconfig.json",
+  "tsconfig.build.json",
+];
+const INPUT_FILES = ["LICENSE", "README.md", "BENCHMARKS.md", "CHANGELOG.md", "CONTRIBUTING.md", "RELIABILITY.md"];
 
 function filesUnder(path: string): string[] {
   if (!existsSync(path)) return [];
