@@ -3,12 +3,13 @@
  *   foundation: sql/, schema/, serde/, errors.ts, database-family.ts, duration.ts
  *   dialects/ (what SQL each family speaks) and drivers/ (how a statement runs), beside each other
  *   wiring/ (which dialect and driver serve a database, opening one from a URL)
- *   saver/, spider/, transfer/ (the features), then cli/ and index.ts on top.
+ *   savers/, spider/, transfer/ (the features), then cli/ and index.ts on top; the savers see a
+ *   dialect only through its interface (dialects/dialect.ts) and never a driver.
  * Type-only imports count too: a type from above is still a dependency on it.
  */
 const FOUNDATION = "^src/(sql/|schema/|serde/|errors\\.ts|database-family\\.ts|duration\\.ts)";
-const ABOVE_FOUNDATION = "^src/(dialects|drivers|wiring|saver|spider|transfer|cli|savers)/|^src/index\\.ts";
-const FEATURES_AND_UP = "^src/(wiring|saver|savers|spider|transfer|cli)/|^src/index\\.ts";
+const ABOVE_FOUNDATION = "^src/(dialects|drivers|wiring|savers|spider|transfer|cli)/|^src/index\\.ts";
+const FEATURES_AND_UP = "^src/(wiring|savers|spider|transfer|cli)/|^src/index\\.ts";
 
 module.exports = {
   forbidden: [
@@ -45,14 +46,21 @@ module.exports = {
       severity: "error",
       comment: "The wiring picks a dialect and a driver; the features use it, never the other way.",
       from: { path: "^src/wiring/" },
-      to: { path: "^src/(saver|savers|spider|transfer|cli)/|^src/index\\.ts" },
+      to: { path: "^src/(savers|spider|transfer|cli)/|^src/index\\.ts" },
     },
     {
       name: "features-below-cli",
       severity: "error",
       comment: "The library never imports its command line.",
-      from: { path: "^src/(saver|savers|spider|transfer)/" },
+      from: { path: "^src/(savers|spider|transfer)/" },
       to: { path: "^src/cli/|^src/index\\.ts" },
+    },
+    {
+      name: "savers-never-branch-on-a-database",
+      severity: "error",
+      comment: "The savers speak to a database through the Dialect interface and the executor: no concrete dialect, no driver.",
+      from: { path: "^src/savers/" },
+      to: { path: "^src/(drivers|dialects)/", pathNot: "^src/dialects/dialect\\.ts$" },
     },
   ],
   options: {

@@ -11,8 +11,8 @@ export {
   UnsupportedDriverError,
   WriteConflictError,
 } from "./errors.js";
-export type { ExpireThreadsOptions, PruneStrategy } from "./saver/lifecycle.js";
-export { FILTER_LIMITS } from "./saver/metadata.js";
+export type { ExpireThreadsOptions, PruneStrategy } from "./savers/threads/lifecycle.js";
+export { FILTER_LIMITS } from "./savers/values/metadata.js";
 export type {
   RetentionPolicy,
   RetentionStrategy,
@@ -22,7 +22,7 @@ export type {
   SweepOutcome,
   SweepProgress,
   SweepResult,
-} from "./saver/retention.js";
+} from "./savers/threads/retention.js";
 export {
   type CountThreadsOptions,
   DrizzleSaver,
@@ -31,8 +31,8 @@ export {
   type SearchThreadsOptions,
   type ThreadInfo,
   type ThreadSummary,
-} from "./saver/saver.js";
-export type { SortOrder, ThreadSortKey } from "./saver/thread-search.js";
+} from "./savers/saver.js";
+export type { SortOrder, ThreadSortKey } from "./savers/threads/thread-search.js";
 export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
 export type { SpiderOptions } from "./spider/migrations.js";

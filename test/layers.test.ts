@@ -50,7 +50,7 @@ describe("the layer check", () => {
   );
 
   it(
-    "fails on a dialect importing a driver, a driver importing the saver, and a cycle",
+    "fails on a dialect importing a driver, a driver importing the saver, the saver importing a dialect, and a cycle",
     async () => {
       const { code, output } = await checkCopy((dir) => {
         appendFileSync(
@@ -59,16 +59,26 @@ describe("the layer check", () => {
         );
         appendFileSync(
           join(dir, "src/drivers/libsql.ts"),
-          '\nexport type { DrizzleSaver } from "../saver/saver.js";\n',
+          '\nexport type { DrizzleSaver } from "../savers/saver.js";\n',
+        );
+        appendFileSync(
+          join(dir, "src/savers/options.ts"),
+          '\nexport { sqliteDialect } from "../dialects/sqlite.js";\n',
         );
         appendFileSync(join(dir, "src/errors.ts"), '\nexport { databaseFamily } from "./database-family.js";\n');
       });
       expect(code).not.toBe(0);
-      for (const rule of ["dialects-beside-drivers", "drivers-beside-dialects", "no-cycles"])
+      for (const rule of [
+        "dialects-beside-drivers",
+        "drivers-beside-dialects",
+        "savers-never-branch-on-a-database",
+        "no-cycles",
+      ])
         expect(output).toContain(rule);
       // Each violation is named by the file that breaks the rule.
       expect(output).toMatch(/dialects-beside-drivers: src\/dialects\/sqlite\.ts/);
       expect(output).toMatch(/drivers-beside-dialects: src\/drivers\/libsql\.ts/);
+      expect(output).toMatch(/savers-never-branch-on-a-database: src\/savers\/options\.ts/);
     },
     TIMEOUT,
   );

@@ -32,7 +32,7 @@ export interface BlobColumns {
   version: Column;
   type: Column;
   blob: Column;
-  /** JSON {seq, bases} of an incremental value, null for a whole one (src/saver/deltas.ts). */
+  /** JSON {seq, bases} of an incremental value, null for a whole one (src/savers/values/deltas.ts). */
   deltaChain: Column;
 }
 

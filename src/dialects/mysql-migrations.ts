@@ -75,7 +75,7 @@ export async function applyResumably(tx: Runner, table: SQL, migration: Migratio
   );
 }
 
-/** The MySQL dialect's part in the migration loop (saver/migrate.ts): the table of applied migrations and its lock. */
+/** The MySQL dialect's part in the migration loop (src/savers/migrations/migrate.ts): the table of applied migrations and its lock. */
 export function mysqlMigrationSteps(
   executor: Executor,
 ): Pick<

@@ -120,7 +120,7 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       version: version("version").notNull(),
       type: utf8Varchar("type", { length: 64 }).notNull(),
       blob: longblob("blob"),
-      // Set on an incremental value (src/saver/deltas.ts): JSON {seq, bases}, the versions it extends.
+      // Set on an incremental value (src/savers/values/deltas.ts): JSON {seq, bases}, the versions it extends.
       deltaChain: bytesText("delta_chain"),
     },
     (t) => [
@@ -152,7 +152,7 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
   );
 
   // One row per thread that has a checkpoint, kept current by every write and removal
-  // (see src/saver/thread-rows.ts): thread search and retention read it, not the checkpoints.
+  // (see src/savers/write/write-statements.ts): thread search and retention read it, not the checkpoints.
   const checkpointThreads = mysqlTable(
     `${prefix}checkpoint_threads`,
     {

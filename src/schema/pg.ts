@@ -71,7 +71,7 @@ export function checkpointTables(options: PgTableOptions = {}) {
       version: text("version").notNull(),
       type: text("type").notNull(),
       blob: bytea("blob"),
-      // Set on an incremental value (src/saver/deltas.ts): JSON {seq, bases}, the versions it extends.
+      // Set on an incremental value (src/savers/values/deltas.ts): JSON {seq, bases}, the versions it extends.
       deltaChain: text("delta_chain"),
     },
     (t) => [
@@ -101,7 +101,7 @@ export function checkpointTables(options: PgTableOptions = {}) {
   );
 
   // One row per thread that has a checkpoint, kept current by every write and removal
-  // (see src/saver/thread-rows.ts): thread search and retention read it, not the checkpoints.
+  // (see src/savers/write/write-statements.ts): thread search and retention read it, not the checkpoints.
   const checkpointThreads = table(
     `${prefix}checkpoint_threads`,
     {

@@ -64,7 +64,7 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
       version: text("version").notNull(),
       type: text("type").notNull(),
       blob: blob("blob", { mode: "buffer" }),
-      // Set on an incremental value (src/saver/deltas.ts): JSON {seq, bases}, the versions it extends.
+      // Set on an incremental value (src/savers/values/deltas.ts): JSON {seq, bases}, the versions it extends.
       deltaChain: text("delta_chain"),
     },
     (t) => [
@@ -94,7 +94,7 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
   );
 
   // One row per thread that has a checkpoint, kept current by every write and removal
-  // (see src/saver/thread-rows.ts): thread search and retention read it, not the checkpoints.
+  // (see src/savers/write/write-statements.ts): thread search and retention read it, not the checkpoints.
   const checkpointThreads = sqliteTable(
     `${prefix}checkpoint_threads`,
     {

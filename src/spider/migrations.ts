@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
-import { journal } from "../migrations-folder.js";
-import { appliedMigrations, Migrations } from "../saver/migrate.js";
+import { journal } from "../savers/migrations/folder.js";
+import { appliedMigrations, Migrations } from "../savers/migrations/migrate.js";
 import { connect } from "../wiring/connect.js";
 import { resolve } from "../wiring/registry.js";
 import { createServerSql, headTableSql, type ShardServer, serverName, shardServer } from "./ddl.js";

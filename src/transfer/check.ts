@@ -8,9 +8,9 @@
  */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError, SerializationError } from "../errors.js";
-import { DELTA_TYPE_PREFIX, parseStoredChain } from "../saver/deltas.js";
-import { serializeMetadata } from "../saver/metadata.js";
-import { asBytes, tupleKey } from "../saver/values.js";
+import { DELTA_TYPE_PREFIX, parseStoredChain } from "../savers/values/deltas.js";
+import { serializeMetadata } from "../savers/values/metadata.js";
+import { asBytes, tupleKey } from "../savers/values/values.js";
 import { checkJsonDepth } from "../serde/bounds.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord } from "./records.js";
 

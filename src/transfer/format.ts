@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../errors.js";
-import { parseStoredChain } from "../saver/deltas.js";
+import { parseStoredChain } from "../savers/values/deltas.js";
 import type { RecordCounts, TransferRecord } from "./records.js";
 
 /**

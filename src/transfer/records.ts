@@ -26,7 +26,7 @@ export interface BlobRecord {
   /** "empty" (with a null value) for a channel that has a version but no value. */
   type: string;
   value: Uint8Array | null;
-  /** An incremental value's delta_chain (src/saver/deltas.ts): the thread's export holds the versions it names. */
+  /** An incremental value's delta_chain (src/savers/values/deltas.ts): the thread's export holds the versions it names. */
   deltaChain?: string;
 }
 

@@ -3,7 +3,7 @@ import { InvalidInputError } from "../errors.js";
 
 /**
  * The official savers keep LangGraph's integer channel versions (1, 2, 3, ...); ours
- * are "<counter, 32 digits>.<suffix, 16 digits>" (src/saver/versions.ts), compared
+ * are "<counter, 32 digits>.<suffix, 16 digits>" (src/savers/write/versions.ts), compared
  * as text. An integer n becomes n zero-padded, so the order of versions is kept, also
  * between `channel_versions` and `versions_seen`. The suffix tells apart two values
  * that the official SQLite saver stores under one integer in two branches of a thread

@@ -15,7 +15,7 @@ import {
   MissingParentError,
   UnsupportedDriverError,
 } from "../../src/index.js";
-import { findMigrationsFolder } from "../../src/migrations-folder.js";
+import { findMigrationsFolder } from "../../src/savers/migrations/folder.js";
 import { freshSaver } from "../helpers/databases.js";
 import { type D1Binding, openLocalD1 } from "../helpers/miniflare.js";
 import { checkpointOf } from "../reliability/helpers.js";

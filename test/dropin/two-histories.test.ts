@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type SQL, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DrizzleSaver, type MigrationInfo, type SupportedDatabase } from "../../src/index.js";
-import { migrate } from "../../src/saver/migrate.js";
+import { migrate } from "../../src/savers/migrations/migrate.js";
 import { type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
 import { openApp as openMysqlApp } from "./fixtures/own-migrations/mysql/app.js";
 import { openApp as openPgApp } from "./fixtures/own-migrations/pg/app.js";

@@ -9,7 +9,7 @@ import { type Filter, isObject, type Json, type JsonObject } from "./reference.j
  * variants that a case-insensitive collation would merge.
  */
 
-/** The prefix the saver puts before escaped strings (src/saver/metadata.ts); real text may start with it too. */
+/** The prefix the saver puts before escaped strings (src/savers/values/metadata.ts); real text may start with it too. */
 const LOOKS_ESCAPED = '\u{10FFFD}json:"x"';
 
 export const AWKWARD_KEYS = [

@@ -1,7 +1,7 @@
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/index.js";
-import { FILTER_LIMITS } from "../../src/saver/metadata.js";
+import { FILTER_LIMITS } from "../../src/savers/values/metadata.js";
 import { DIALECTS, freshSaver } from "../helpers/databases.js";
 import { openTestDatabase, type TestDatabase } from "./database.js";
 import { emptyCheckpoint } from "./reference.js";

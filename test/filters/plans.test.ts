@@ -1,6 +1,6 @@
 import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serializeMetadata } from "../../src/saver/metadata.js";
+import { serializeMetadata } from "../../src/savers/values/metadata.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import {
   type LoggedStatement,

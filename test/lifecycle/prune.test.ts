@@ -183,7 +183,7 @@ describe.each(DIALECTS)("prune on %s", (dialect) => {
     expect(rows.checkpoint_writes.some((row) => row.checkpoint_id === c2)).toBe(false);
     const referenced = after.reduce((n, tuple) => n + Object.keys(tuple.checkpoint.channel_versions).length, 0);
     // Plus one: the child's [1, 2, 3] is stored as the elements appended to [1] (the
-    // third value of its lineage extends the first, see src/saver/deltas.ts), which stays.
+    // third value of its lineage extends the first, see src/savers/values/deltas.ts), which stays.
     expect(rows.checkpoint_blobs).toHaveLength(referenced + 1);
     expect(await dumpTables(db.raw, [bystander])).toEqual(bystanderRows);
   });

@@ -8,7 +8,7 @@ import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
-import { migrate } from "../../src/saver/migrate.js";
+import { migrate } from "../../src/savers/migrations/migrate.js";
 import { resolve } from "../../src/wiring/registry.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { copyMySqlRows, copyPgRows, releasedUpTo, seedMySqlDatabase, sqliteCopyStatements } from "./earlier-rows.js";

@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
 import { DrizzleSaver } from "../../src/index.js";
-import { migrate } from "../../src/saver/migrate.js";
+import { migrate } from "../../src/savers/migrations/migrate.js";
 import { DIALECTS, freshDatabaseUrl } from "../helpers/databases.js";
 
 /**

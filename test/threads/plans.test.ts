@@ -1,7 +1,7 @@
 import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SearchThreadsOptions } from "../../src/index.js";
-import { serializeMetadata } from "../../src/saver/metadata.js";
+import { serializeMetadata } from "../../src/savers/values/metadata.js";
 import { openTestDatabase, type Row, type TestDatabase } from "../filters/database.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { threadBackfillSql } from "./backfill.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/index.js";
-import { nextChannelVersion } from "../../src/saver/versions.js";
+import { nextChannelVersion } from "../../src/savers/write/versions.js";
 import { convertVersions, toOurVersion, valueSuffix, ZERO_SUFFIX } from "../../src/transfer/versions.js";
 
 describe("the official savers' integer versions in our form", () => {

@@ -1,7 +1,7 @@
 import { type Column, type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
-import { parseMetadata, storedFilterEntries } from "../../saver/metadata.js";
-import { as, asBytes, parseJsonColumn } from "../../saver/values.js";
+import { parseMetadata, storedFilterEntries } from "../../savers/values/metadata.js";
+import { as, asBytes, parseJsonColumn } from "../../savers/values/values.js";
 import {
   type BlobRecord,
   type CheckpointRecord,

@@ -7,12 +7,12 @@ import {
   type SerializerProtocol,
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
-import type { Dialect } from "../dialects/dialect.js";
-import { InvalidInputError, MissingParentError } from "../errors.js";
-import type { Templates } from "../sql/statements.js";
-import { WHOLE } from "./delta-read.js";
-import { DELTA_TYPE_PREFIX, type DeltaCache } from "./deltas.js";
-import { serializeMetadata } from "./metadata.js";
+import type { Dialect } from "../../dialects/dialect.js";
+import { InvalidInputError, MissingParentError } from "../../errors.js";
+import type { Templates } from "../../sql/statements.js";
+import { WHOLE } from "../values/delta-read.js";
+import { DELTA_TYPE_PREFIX, type DeltaCache } from "../values/deltas.js";
+import { serializeMetadata } from "../values/metadata.js";
 import {
   type CheckpointKey,
   configOf,
@@ -24,7 +24,7 @@ import {
   requireStorableText,
   toBuffer,
   tupleKey,
-} from "./values.js";
+} from "../values/values.js";
 import { storedVersion, storedVersions } from "./versions.js";
 import { WriteStatements } from "./write-statements.js";
 

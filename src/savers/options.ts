@@ -2,7 +2,7 @@ import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { SpiderOptions } from "../spider/migrations.js";
 import type { UrlDriver } from "../wiring/connect.js";
 import type { CheckpointTables } from "../wiring/registry.js";
-import type { RetentionPolicy } from "./retention.js";
+import type { RetentionPolicy } from "./threads/retention.js";
 
 /** The options of {@link DrizzleSaver} (saver.ts). */
 export interface DrizzleSaverOptions {

@@ -1,5 +1,5 @@
-import { InvalidInputError } from "../errors.js";
-import type { JsonValue } from "../sql/json.js";
+import { InvalidInputError } from "../../errors.js";
+import type { JsonValue } from "../../sql/json.js";
 
 /**
  * Metadata is stored in the database's JSON type so filters run in SQL. Two

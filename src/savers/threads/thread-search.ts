@@ -1,9 +1,9 @@
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
-import type { Dialect } from "../dialects/dialect.js";
-import { InvalidInputError } from "../errors.js";
-import { parseMetadata, storedFilterEntries } from "./metadata.js";
-import { as, isRecord } from "./values.js";
+import type { Dialect } from "../../dialects/dialect.js";
+import { InvalidInputError } from "../../errors.js";
+import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
+import { as, isRecord } from "../values/values.js";
 
 /** A thread as the per-thread table keeps it (see src/schema). */
 export interface ThreadInfo {

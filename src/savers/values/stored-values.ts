@@ -1,5 +1,5 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { SerializationError } from "../errors.js";
+import { SerializationError } from "../../errors.js";
 import { asBytes, type CheckpointKey } from "./values.js";
 
 /** Which stored value is being read, for the error that names it. */

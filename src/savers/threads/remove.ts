@@ -1,8 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Dialect, Precondition } from "../dialects/dialect.js";
-import { parseStoredChain } from "./deltas.js";
-import { fromStoredJson } from "./metadata.js";
-import { as, parseJsonColumn } from "./values.js";
+import type { Dialect, Precondition } from "../../dialects/dialect.js";
+import { parseStoredChain } from "../values/deltas.js";
+import { fromStoredJson } from "../values/metadata.js";
+import { as, parseJsonColumn } from "../values/values.js";
 
 /** Ids per `in (...)` list, well below every driver's parameter limit. */
 const CHUNK = 500;

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
-import { InvalidInputError, MigrationError, type MigrationInfo } from "../errors.js";
-import { journal } from "../migrations-folder.js";
+import type { Dialect, MigrationOptions } from "../../dialects/dialect.js";
+import { InvalidInputError, MigrationError, type MigrationInfo } from "../../errors.js";
+import { journal } from "./folder.js";
 import { refuseExistingTables } from "./existing-tables.js";
 
 export type { MigrationMeta };

@@ -12,16 +12,16 @@ import {
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
-import type { Dialect, Row } from "../dialects/dialect.js";
-import { InvalidInputError } from "../errors.js";
-import type { Templates, Values } from "../sql/statements.js";
-import { blobKey, type ReadValue, ValueAssembler } from "./delta-read.js";
-import type { DeltaCache } from "./deltas.js";
-import { parseMetadata, storedFilterEntries } from "./metadata.js";
+import type { Dialect, Row } from "../../dialects/dialect.js";
+import { InvalidInputError } from "../../errors.js";
+import type { Templates, Values } from "../../sql/statements.js";
+import { blobKey, type ReadValue, ValueAssembler } from "../values/delta-read.js";
+import type { DeltaCache } from "../values/deltas.js";
+import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
 import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
-import { decodeStored, type StoredValuePlace } from "./stored-values.js";
-import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "./values.js";
-import { nextChannelVersion, readCheckpointVersions } from "./versions.js";
+import { decodeStored, type StoredValuePlace } from "../values/stored-values.js";
+import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "../values/values.js";
+import { nextChannelVersion, readCheckpointVersions } from "../write/versions.js";
 
 /** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
 interface PageCondition {

@@ -1,7 +1,7 @@
 import { type Column, sql } from "drizzle-orm";
-import type { BlobColumns, CheckpointColumns, Dialect, Precondition, WriteColumns } from "../dialects/dialect.js";
-import { MissingParentError } from "../errors.js";
-import { placeholderRows, rowChunks, rowValues, type Statement, type Templates } from "../sql/statements.js";
+import type { BlobColumns, CheckpointColumns, Dialect, Precondition, WriteColumns } from "../../dialects/dialect.js";
+import { MissingParentError } from "../../errors.js";
+import { placeholderRows, rowChunks, rowValues, type Statement, type Templates } from "../../sql/statements.js";
 
 /** The columns a checkpoint row is inserted with, in this order (the import writes them alike). */
 export const checkpointRowColumns = (c: CheckpointColumns): Column[] => [

@@ -11,18 +11,18 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
-import { findMigrationsFolder } from "../migrations-folder.js";
+import { findMigrationsFolder } from "./migrations/folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { SpiderMigrations } from "../spider/migrations.js";
 import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
 import { resolve, type SupportedDatabase } from "../wiring/registry.js";
-import { DeltaCache } from "./deltas.js";
-import { DeltaChannelWalk } from "./history.js";
-import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./lifecycle.js";
-import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
+import { DeltaCache } from "./values/deltas.js";
+import { DeltaChannelWalk } from "./read/history.js";
+import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./threads/lifecycle.js";
+import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrations/migrate.js";
 import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
-import { CheckpointReader } from "./read.js";
+import { CheckpointReader } from "./read/read.js";
 import {
   type RetentionPolicy,
   resolvePolicy,
@@ -31,20 +31,20 @@ import {
   type SweepOptions,
   type SweepResult,
   sweepPolicy,
-} from "./retention.js";
-import { ThreadSweeper } from "./sweep.js";
-import { SweeperRegistry } from "./sweeper.js";
+} from "./threads/retention.js";
+import { ThreadSweeper } from "./threads/sweep.js";
+import { SweeperRegistry } from "./threads/sweeper.js";
 import {
   type CountThreadsOptions,
   countThreads,
   type SearchThreadsOptions,
   searchThreads,
   type ThreadInfo,
-} from "./thread-search.js";
-import { listThreads, type ThreadSummary } from "./threads.js";
-import { configurableOf, optionalNamespace, requireId } from "./values.js";
-import { nextChannelVersion } from "./versions.js";
-import { CheckpointWriter } from "./write.js";
+} from "./threads/thread-search.js";
+import { listThreads, type ThreadSummary } from "./threads/threads.js";
+import { configurableOf, optionalNamespace, requireId } from "./values/values.js";
+import { nextChannelVersion } from "./write/versions.js";
+import { CheckpointWriter } from "./write/write.js";
 
 export type {
   CountThreadsOptions,
@@ -57,7 +57,7 @@ export type {
 
 /**
  * A LangGraph checkpoint saver over a Drizzle database: PostgreSQL, MySQL/MariaDB or
- * SQLite. All LangGraph logic lives in src/saver/ (read.ts, write.ts, lifecycle.ts);
+ * SQLite. All LangGraph logic lives in src/savers/ (read/, write/, values/, threads/);
  * the SQL that differs between the databases comes from a {@link Dialect}, and how
  * it runs from the driver's executor (src/drivers/).
  */

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CheckpointSaverError, type MigrationInfo } from "./errors.js";
+import { CheckpointSaverError, type MigrationInfo } from "../../errors.js";
 
 /** Where the shipped migrations are, and what a migrations folder holds. */
 

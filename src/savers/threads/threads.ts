@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import type { Dialect } from "../dialects/dialect.js";
-import { InvalidInputError } from "../errors.js";
-import { storedFilterEntries } from "./metadata.js";
-import { as } from "./values.js";
+import type { Dialect } from "../../dialects/dialect.js";
+import { InvalidInputError } from "../../errors.js";
+import { storedFilterEntries } from "../values/metadata.js";
+import { as } from "../values/values.js";
 
 export interface ThreadSummary {
   threadId: string;

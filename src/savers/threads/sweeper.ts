@@ -1,4 +1,4 @@
-import { InvalidInputError } from "../errors.js";
+import { InvalidInputError } from "../../errors.js";
 import type { SweeperHandle, SweeperOptions, SweepOptions, SweepResult } from "./retention.js";
 
 /** The default `onError` of a sweeper: the pass failed, the next one will try again. */

@@ -6,9 +6,9 @@ import {
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
-import type { Dialect, Row } from "../dialects/dialect.js";
-import { blobKey, ValueAssembler } from "./delta-read.js";
-import { as, asBytes } from "./values.js";
+import type { Dialect, Row } from "../../dialects/dialect.js";
+import { blobKey, ValueAssembler } from "../values/delta-read.js";
+import { as, asBytes } from "../values/values.js";
 
 /** Ancestors walked by one query; below MariaDB's and MySQL's default recursion limit of 1000. */
 const WALK_DEPTH = 900;

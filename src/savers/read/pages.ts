@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Dialect, Row } from "../dialects/dialect.js";
-import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "../sql/statements.js";
-import { as, parseJsonColumn, rowKey, tupleKey } from "./values.js";
+import type { Dialect, Row } from "../../dialects/dialect.js";
+import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "../../sql/statements.js";
+import { as, parseJsonColumn, rowKey, tupleKey } from "../values/values.js";
 
 /**
  * Checkpoints, writes and blobs of a page in one query, where the dialect can name the

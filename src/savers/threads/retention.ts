@@ -1,5 +1,5 @@
-import { parseDuration } from "../duration.js";
-import { InvalidInputError } from "../errors.js";
+import { parseDuration } from "../../duration.js";
+import { InvalidInputError } from "../../errors.js";
 
 /** What a retention policy does to an idle thread. */
 export type RetentionStrategy = "delete" | "keep_latest";

@@ -1,6 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type Column, type SQL, sql } from "drizzle-orm";
-import { InvalidInputError } from "../errors.js";
+import { InvalidInputError } from "../../errors.js";
 
 /** Input validation and small conversions shared by the saver's modules. */
 
