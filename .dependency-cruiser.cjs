@@ -58,7 +58,8 @@ module.exports = {
     {
       name: "savers-never-branch-on-a-database",
       severity: "error",
-      comment: "The savers speak to a database through the Dialect interface and the executor: no concrete dialect, no driver.",
+      comment:
+        "The savers speak to a database through the Dialect interface and the executor: no concrete dialect, no driver.",
       from: { path: "^src/savers/" },
       to: { path: "^src/(drivers|dialects)/", pathNot: "^src/dialects/dialect\\.ts$" },
     },

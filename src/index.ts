@@ -11,8 +11,16 @@ export {
   UnsupportedDriverError,
   WriteConflictError,
 } from "./errors.js";
+export {
+  type CountThreadsOptions,
+  DrizzleSaver,
+  type DrizzleSaverOptions,
+  type FromUrlOptions,
+  type SearchThreadsOptions,
+  type ThreadInfo,
+  type ThreadSummary,
+} from "./savers/saver.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./savers/threads/lifecycle.js";
-export { FILTER_LIMITS } from "./savers/values/metadata.js";
 export type {
   RetentionPolicy,
   RetentionStrategy,
@@ -23,16 +31,8 @@ export type {
   SweepProgress,
   SweepResult,
 } from "./savers/threads/retention.js";
-export {
-  type CountThreadsOptions,
-  DrizzleSaver,
-  type DrizzleSaverOptions,
-  type FromUrlOptions,
-  type SearchThreadsOptions,
-  type ThreadInfo,
-  type ThreadSummary,
-} from "./savers/saver.js";
 export type { SortOrder, ThreadSortKey } from "./savers/threads/thread-search.js";
+export { FILTER_LIMITS } from "./savers/values/metadata.js";
 export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
 export type { SpiderOptions } from "./spider/migrations.js";

@@ -11,18 +11,17 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
-import { findMigrationsFolder } from "./migrations/folder.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { SpiderMigrations } from "../spider/migrations.js";
 import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
 import { resolve, type SupportedDatabase } from "../wiring/registry.js";
-import { DeltaCache } from "./values/deltas.js";
-import { DeltaChannelWalk } from "./read/history.js";
-import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./threads/lifecycle.js";
+import { findMigrationsFolder } from "./migrations/folder.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrations/migrate.js";
 import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
+import { DeltaChannelWalk } from "./read/history.js";
 import { CheckpointReader } from "./read/read.js";
+import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./threads/lifecycle.js";
 import {
   type RetentionPolicy,
   resolvePolicy,
@@ -42,6 +41,7 @@ import {
   type ThreadInfo,
 } from "./threads/thread-search.js";
 import { listThreads, type ThreadSummary } from "./threads/threads.js";
+import { DeltaCache } from "./values/deltas.js";
 import { configurableOf, optionalNamespace, requireId } from "./values/values.js";
 import { nextChannelVersion } from "./write/versions.js";
 import { CheckpointWriter } from "./write/write.js";

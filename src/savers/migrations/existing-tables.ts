@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Dialect, MigrationOptions } from "../../dialects/dialect.js";
 import { ExistingTablesError } from "../../errors.js";
-import { journal } from "./folder.js";
 import type { Runner } from "../../sql/executor.js";
+import { journal } from "./folder.js";
 
 /** The tables our first migration creates, in the current schema or database. */
 const OUR_TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];

@@ -3,8 +3,8 @@ import type { MigrationMeta } from "drizzle-orm/migrator";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { Dialect, MigrationOptions } from "../../dialects/dialect.js";
 import { InvalidInputError, MigrationError, type MigrationInfo } from "../../errors.js";
-import { journal } from "./folder.js";
 import { refuseExistingTables } from "./existing-tables.js";
+import { journal } from "./folder.js";
 
 export type { MigrationMeta };
 

@@ -18,10 +18,10 @@ import type { Templates, Values } from "../../sql/statements.js";
 import { blobKey, type ReadValue, ValueAssembler } from "../values/delta-read.js";
 import type { DeltaCache } from "../values/deltas.js";
 import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
-import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
 import { decodeStored, type StoredValuePlace } from "../values/stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "../values/values.js";
 import { nextChannelVersion, readCheckpointVersions } from "../write/versions.js";
+import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
 
 /** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
 interface PageCondition {

@@ -2,10 +2,10 @@ import { type Column, getTableColumns, getTableName, sql, type Table } from "dri
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import { storedFilterEntries } from "../values/metadata.js";
+import { as, MAX_KEY_BYTES, requireId } from "../values/values.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
-import { as, MAX_KEY_BYTES, requireId } from "../values/values.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 

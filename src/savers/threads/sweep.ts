@@ -1,9 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
+import { as, requireId } from "../values/values.js";
 import { removeCheckpoints } from "./remove.js";
 import type { ResolvedPolicy, SweepOptions, SweepOutcome, SweepProgress, SweepResult } from "./retention.js";
-import { as, requireId } from "../values/values.js";
 
 /** Thrown by a claim's precondition when the thread is not idle, pinned, or held by another transaction. */
 class NotClaimed extends Error {}

@@ -3,8 +3,8 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { SerializationError } from "../../errors.js";
 import { Templates, type Values } from "../../sql/statements.js";
-import { baseSeqs, DELTA_TYPE_PREFIX, type LineageLink, parseStoredChain, type ValueLineage } from "./deltas.js";
 import { chunks } from "../threads/remove.js";
+import { baseSeqs, DELTA_TYPE_PREFIX, type LineageLink, parseStoredChain, type ValueLineage } from "./deltas.js";
 import { decodeStored, type StoredValuePlace } from "./stored-values.js";
 import { as, tupleKey } from "./values.js";
 
