@@ -31,7 +31,7 @@ function defineKey(target: Filter, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-export function parseFilterValue(text: string): unknown {
+function parseFilterValue(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -73,8 +73,6 @@ export function parseSize(argument: string): number {
   if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError("expected a positive size");
   return value;
 }
-
-export { parseDuration };
 
 /** A point in time: an ISO 8601 date (`2025-01-31`, `2025-01-31T12:00:00Z`; UTC without a zone) or a duration ago (`30d`). */
 export function parseInstant(argument: string, now: () => number = Date.now): Date {

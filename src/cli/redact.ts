@@ -65,7 +65,7 @@ export function redactUrl(url: string): string {
 }
 
 /** The secrets a URL holds (its password and secret parameters), raw and percent-decoded. */
-export function urlSecrets(url: string): string[] {
+function urlSecrets(url: string): string[] {
   const secrets = new Set<string>();
   const scheme = SCHEME.exec(url)?.[0];
   const rest = scheme === undefined ? url : url.slice(scheme.length);

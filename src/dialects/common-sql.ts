@@ -57,7 +57,7 @@ export function threadActivityBySkipScan(c: CheckpointColumns, cursor: string, i
 }
 
 /** How many times a unit runs before its conflicts become a WriteConflictError. */
-export const CONFLICT_ATTEMPTS = 10;
+const CONFLICT_ATTEMPTS = 10;
 
 /**
  * Runs an atomic unit again while the database refuses it as a lock conflict: a

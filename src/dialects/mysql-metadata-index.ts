@@ -15,7 +15,7 @@ import type { JsonValue } from "../sql/json.js";
  */
 
 /** Keys with generated, indexed columns on the checkpoints table: never in the side table. */
-export const GENERATED_KEYS = ["source", "step", "run_id"];
+const GENERATED_KEYS = ["source", "step", "run_id"];
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
 

@@ -51,7 +51,7 @@ const PROGRESS = /^in progress: (\d+) statements done$/;
  * recorded, then turns its progress row into the row recording it as applied (one
  * statement: a kill leaves either the progress row or the record, never both).
  */
-export async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void> {
+async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta): Promise<void> {
   const statements = migration.sql.filter((statement) => statement.trim());
   const key = -migration.folderMillis;
   const [row] = await tx.all(sql`select hash from ${table} where created_at = ${key} order by id desc limit 1`);

@@ -37,7 +37,7 @@ async function currentSchema(runner: Runner): Promise<string> {
 }
 
 /** A stable 31-bit number naming the advisory lock of one migrations table. */
-export function lockNumber(name: string): number {
+function lockNumber(name: string): number {
   let hash = 0;
   for (const char of name) hash = (Math.imul(hash, 31) + (char.codePointAt(0) ?? 0)) | 0;
   return hash & 0x7fffffff;

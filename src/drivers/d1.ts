@@ -38,13 +38,13 @@ function rowsOf(result: D1Result): Row[] {
 const changesOf = (result: D1Result) => Number(result.meta?.changes ?? 0);
 
 /** D1 binds at most 100 parameters per statement. */
-export const D1_MAX_PARAMETERS = 100;
+const D1_MAX_PARAMETERS = 100;
 
 /** Quoted identifiers and literals, comments, or a `?` placeholder of the statement's own text. */
 const TOKENS = /'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\]|--[^\n]*|\/\*[\s\S]*?\*\/|\?/g;
 
 /** A value as an SQLite literal: text quoted (as bytes when it holds a NUL, which would end the text), bytes in hex. */
-export function sqliteLiteral(value: unknown): string {
+function sqliteLiteral(value: unknown): string {
   if (value === null || value === undefined) return "NULL";
   switch (typeof value) {
     case "string":
@@ -71,7 +71,7 @@ const literalLength = (value: unknown) =>
  * values become literals in its text (the large ones stay bound, since D1 also limits a
  * statement's text to 100 KB). The saver's statements are sized for 8000 parameters.
  */
-export function withinParameterLimit(query: CompiledQuery): CompiledQuery {
+function withinParameterLimit(query: CompiledQuery): CompiledQuery {
   const { params } = query;
   if (params.length <= D1_MAX_PARAMETERS) return query;
   const bound = new Set(

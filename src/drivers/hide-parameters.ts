@@ -2,7 +2,7 @@ import type { Executor, Runner } from "../sql/executor.js";
 import type { CompiledQuery, Statement } from "../sql/statements.js";
 
 /** Set to 1 to keep query parameters in error messages (they may hold checkpoint state and secrets). */
-export const DEBUG_ENV = "LANGGRAPH_CHECKPOINT_DEBUG";
+const DEBUG_ENV = "LANGGRAPH_CHECKPOINT_DEBUG";
 
 const debugging = () => /^(1|true|yes)$/i.test(process.env[DEBUG_ENV] ?? "");
 
@@ -24,7 +24,7 @@ function rewrite(error: Error, message: string): void {
  * text with its placeholders and the database's own message. Errors are changed in
  * place, so their classes, codes and causes stay what callers test for.
  */
-export function hideParameters(error: unknown, query: CompiledQuery): unknown {
+function hideParameters(error: unknown, query: CompiledQuery): unknown {
   const debug = debugging();
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
     const fields = current as Error & { query?: unknown; params?: unknown; sql?: unknown; sqlMessage?: unknown };

@@ -80,7 +80,7 @@ export function publicMysqlExecutor(db: unknown, options: ExecutorOptions): Exec
 }
 
 /** BLOBs as Buffers, whatever the driver returns them as (libSQL: ArrayBuffer). */
-export const withBuffers = (rows: Row[]): Row[] =>
+const withBuffers = (rows: Row[]): Row[] =>
   rows.map((row) => {
     for (const [key, value] of Object.entries(row)) if (value instanceof ArrayBuffer) row[key] = Buffer.from(value);
     return row;

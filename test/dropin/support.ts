@@ -67,13 +67,6 @@ export function migrationFiles(folder: string): string[] {
     .map((name) => join(folder, name));
 }
 
-/** All the SQL drizzle-kit wrote into a migrations folder. */
-export function generatedSql(folder: string): string {
-  return migrationFiles(folder)
-    .map((file) => readFileSync(file, "utf8"))
-    .join("\n");
-}
-
 export interface Journal {
   entries: { idx: number; version: string; when: number; tag: string; breakpoints: boolean }[];
 }
@@ -104,7 +97,7 @@ export interface Answer {
   note: string;
 }
 
-export function buildFlow(checkpointer: BaseCheckpointSaver) {
+function buildFlow(checkpointer: BaseCheckpointSaver) {
   const review = new StateGraph(ReviewState)
     .addNode("check", (state) => ({ notes: [`checked ${state.request}`] }))
     .addNode("approve", (state) => {

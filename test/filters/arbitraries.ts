@@ -12,7 +12,7 @@ import { type Filter, isObject, type Json, type JsonObject } from "./reference.j
 /** The prefix the saver puts before escaped strings (src/savers/values/metadata.ts); real text may start with it too. */
 const LOOKS_ESCAPED = '\u{10FFFD}json:"x"';
 
-export const AWKWARD_KEYS = [
+const AWKWARD_KEYS = [
   "a.b",
   "$",
   "$.a",
@@ -107,19 +107,19 @@ const SPECIAL_NUMBERS = [
   1 + Number.EPSILON,
 ] as const;
 
-export const stringArb: fc.Arbitrary<string> = fc.oneof(
+const stringArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...SPECIAL_STRINGS) },
   { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 6 }) },
   { weight: 1, arbitrary: fc.string({ unit: "grapheme-ascii", maxLength: 4 }) },
 );
 
-export const keyArb: fc.Arbitrary<string> = fc.oneof(
+const keyArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...AWKWARD_KEYS) },
   { weight: 2, arbitrary: fc.constantFrom(...COMMON_KEYS) },
   { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 4 }) },
 );
 
-export const numberArb: fc.Arbitrary<number> = fc.oneof(
+const numberArb: fc.Arbitrary<number> = fc.oneof(
   { weight: 3, arbitrary: fc.integer({ min: -3, max: 5 }) },
   { weight: 2, arbitrary: fc.constantFrom(...SPECIAL_NUMBERS) },
   { weight: 1, arbitrary: fc.integer() },
@@ -138,7 +138,7 @@ function objectOf(entries: [string, Json][]): JsonObject {
   return Object.fromEntries(entries) as JsonObject;
 }
 
-export const jsonArb: fc.Arbitrary<Json> = fc.letrec<{ value: Json; array: Json[]; object: JsonObject }>((tie) => ({
+const jsonArb: fc.Arbitrary<Json> = fc.letrec<{ value: Json; array: Json[]; object: JsonObject }>((tie) => ({
   value: fc.oneof(
     { maxDepth: 3, depthIdentifier: "json" },
     { weight: 4, arbitrary: leafArb },
@@ -285,7 +285,7 @@ function typeFlip(value: Json): Json {
   return Object.values(value);
 }
 
-export function mutate(value: Json, mutation: Mutation): Json {
+function mutate(value: Json, mutation: Mutation): Json {
   switch (mutation) {
     case "same":
       return structuredClone(value);

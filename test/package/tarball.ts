@@ -21,7 +21,7 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
-export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const PACKAGE_NAME = "langgraph-checkpoint-drizzle";
 
 /** Everything the tarball is made from: a change to any of these makes a new one. */

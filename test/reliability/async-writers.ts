@@ -17,11 +17,11 @@ export interface Acknowledged {
 }
 
 /** The message list of a thread at `step`: one message added per step. */
-export const messagesAt = (threadId: string, step: number) =>
+const messagesAt = (threadId: string, step: number) =>
   Array.from({ length: step + 1 }, (_, k) => `${threadId}: message ${k} `.repeat(8));
 
 /** The pending writes of a step's task. */
-export const writesAt = (threadId: string, step: number): PendingWrite[] => [
+const writesAt = (threadId: string, step: number): PendingWrite[] => [
   ["answer", `${threadId}/${step}`],
   ["count", step],
 ];
@@ -30,7 +30,7 @@ export const writesAt = (threadId: string, step: number): PendingWrite[] => [
  * One writer: `steps` puts to `threadId`, each followed by its task's writes; after
  * the first step it waits for `afterFirstStep`.
  */
-export async function writeThread(
+async function writeThread(
   saver: DrizzleSaver,
   threadId: string,
   steps: number,

@@ -266,7 +266,7 @@ export async function openRaw(dialect: DialectName, url: string): Promise<RawDb>
 }
 
 /** The database name in a server URL (freshDatabaseUrl gives each test file its own). */
-export function databaseName(url: string): string {
+function databaseName(url: string): string {
   return decodeURIComponent(new URL(url).pathname.slice(1));
 }
 

@@ -105,7 +105,7 @@ async function requireCheckpoint(saver: DrizzleSaver, threadId: string, ns: stri
 }
 
 /** Channels whose version differs from the parent's (new, changed or gone), in name order. */
-export function changedChannels(versions: ChannelVersions, parent: ChannelVersions): string[] {
+function changedChannels(versions: ChannelVersions, parent: ChannelVersions): string[] {
   const names = new Set([...Object.keys(versions), ...Object.keys(parent)]);
   return [...names].filter((name) => String(versions[name]) !== String(parent[name])).sort();
 }

@@ -24,7 +24,7 @@ export interface SweepCommandOptions {
 }
 
 /** `--idle-for`: a duration ("30d", "12h", "1d12h"), kept as written for messages. */
-export function parseIdleFor(argument: string): { text: string; ms: number } {
+function parseIdleFor(argument: string): { text: string; ms: number } {
   const ms = parseDuration(argument);
   if (ms === undefined || ms <= 0)
     throw new InvalidArgumentError('expected a duration such as "30d", "12h", "90m", "1d12h"');
@@ -36,7 +36,7 @@ function describePolicy(options: SweepCommandOptions): string {
   return `idle for ${options.idleFor.text} (strategy ${options.strategy}${keep})`;
 }
 
-export async function sweep(url: string, options: SweepCommandOptions, out: Output): Promise<void> {
+async function sweep(url: string, options: SweepCommandOptions, out: Output): Promise<void> {
   if (options.keepLast !== undefined && options.strategy !== "keep_latest") {
     throw new UsageError("--keep-last applies to --strategy keep_latest only");
   }
@@ -114,7 +114,7 @@ async function runSweep(
   }
 }
 
-export async function setPinned(
+async function setPinned(
   url: string,
   args: string[],
   pinned: boolean,

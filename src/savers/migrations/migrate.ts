@@ -13,13 +13,13 @@ export type { MigrationMeta };
  * identified by its journal timestamp (`folderMillis`), not by being newer than the
  * newest recorded row, so two histories sharing a table never hide each other.
  */
-export function pendingMigrations(folder: string, appliedMillis: Iterable<unknown>): MigrationMeta[] {
+function pendingMigrations(folder: string, appliedMillis: Iterable<unknown>): MigrationMeta[] {
   const applied = new Set([...appliedMillis].map((value) => Number(value)));
   return readMigrationFiles({ migrationsFolder: folder }).filter((m) => !applied.has(m.folderMillis));
 }
 
 /** Runs one migration's statements, turning a failure into a {@link MigrationError}. */
-export async function applying(migration: MigrationMeta, run: () => Promise<void>): Promise<void> {
+async function applying(migration: MigrationMeta, run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (error) {

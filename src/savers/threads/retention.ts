@@ -86,7 +86,7 @@ export interface SweeperHandle {
 const STRATEGIES: readonly RetentionStrategy[] = ["delete", "keep_latest"];
 
 /** Milliseconds of an `idleFor` value; InvalidInputError unless it is a positive duration. */
-export function idleForMs(idleFor: unknown, what = "retention.idleFor"): number {
+function idleForMs(idleFor: unknown, what = "retention.idleFor"): number {
   const ms = typeof idleFor === "string" ? parseDuration(idleFor) : idleFor;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms <= 0) {
     throw new InvalidInputError(

@@ -11,10 +11,7 @@ function logSweepError(error: unknown): void {
  * keeps the process alive. A failing pass goes to `onError`, never to an unhandled
  * rejection (an error thrown by `onError` or `onSweep` itself is dropped).
  */
-export function startSweeper(
-  sweep: (options: SweepOptions) => Promise<SweepResult>,
-  options: SweeperOptions,
-): SweeperHandle {
+function startSweeper(sweep: (options: SweepOptions) => Promise<SweepResult>, options: SweeperOptions): SweeperHandle {
   const { intervalMs, onError = logSweepError, onSweep, ...sweepOptions } = options ?? ({} as SweeperOptions);
   if (typeof intervalMs !== "number" || !Number.isFinite(intervalMs) || intervalMs < 0) {
     throw new InvalidInputError("startSweeper: intervalMs must be a non-negative number of milliseconds");

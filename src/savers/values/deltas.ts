@@ -56,7 +56,7 @@ export interface DeltaPlan {
 }
 
 /** Only plain arrays: a subclass (or a DeltaSnapshot) may serialize differently. */
-export function isPlainArray(value: unknown): value is unknown[] {
+function isPlainArray(value: unknown): value is unknown[] {
   return Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype;
 }
 

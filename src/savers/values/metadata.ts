@@ -33,7 +33,7 @@ function setOwn(target: object, key: string, value: unknown): void {
 }
 
 /** Turns a metadata value into the canonical JSON value we store and compare. */
-export function toStoredJson(value: unknown, path = "metadata"): JsonValue | undefined {
+function toStoredJson(value: unknown, path = "metadata"): JsonValue | undefined {
   if (value === null) return null;
   switch (typeof value) {
     case "string":

@@ -5,7 +5,7 @@ import { InvalidInputError } from "../../errors.js";
 /** Input validation and small conversions shared by the saver's modules. */
 
 /** Longest id accepted for threads, checkpoints and tasks (every dialect indexes 255). */
-export const MAX_ID_LENGTH = 255;
+const MAX_ID_LENGTH = 255;
 
 export interface CheckpointKey {
   threadId: string;
@@ -57,7 +57,7 @@ export function optionalNamespace(value: unknown): string | undefined {
   return value;
 }
 
-export function describe(value: unknown): string {
+function describe(value: unknown): string {
   return value === undefined ? "undefined" : value === null ? "null" : typeof value;
 }
 
