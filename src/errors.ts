@@ -108,3 +108,10 @@ export class ExistingTablesError extends MigrationError {
     super(migration.createdAt, new Error(explanation), migration);
   }
 }
+
+/** What a value is, for an error message about it: "null", "undefined", "number", or an object's class ("Buffer"). */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value !== "object") return typeof value;
+  return value.constructor?.name ?? "an object";
+}

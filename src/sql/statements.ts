@@ -168,9 +168,14 @@ export const MAX_STATEMENT_PARAMETERS = 8000;
 
 /** Rows in pieces of at most MAX_STATEMENT_PARAMETERS parameters ({@link MAX_STATEMENT_PARAMETERS}). */
 export function rowChunks<T>(rows: T[], parametersPerRow: number): T[][] {
-  const size = Math.floor(MAX_STATEMENT_PARAMETERS / parametersPerRow);
-  if (rows.length <= size) return [rows];
-  const chunks: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) chunks.push(rows.slice(i, i + size));
-  return chunks;
+  return inPieces(rows, Math.floor(MAX_STATEMENT_PARAMETERS / parametersPerRow));
+}
+
+/** Items in consecutive pieces of at most `size`: none for no items, the array itself when it fits. */
+export function inPieces<T>(items: T[], size: number): T[][] {
+  if (items.length === 0) return [];
+  if (items.length <= size) return [items];
+  const pieces: T[][] = [];
+  for (let i = 0; i < items.length; i += size) pieces.push(items.slice(i, i + size));
+  return pieces;
 }

@@ -20,7 +20,7 @@ import { mysql2Executor } from "../drivers/mysql2.js";
 import { nodePostgresExecutor } from "../drivers/node-postgres.js";
 import { pgliteExecutor } from "../drivers/pglite.js";
 import { postgresJsExecutor } from "../drivers/postgres-js.js";
-import { InvalidInputError, UnsupportedDriverError } from "../errors.js";
+import { describeValue, InvalidInputError, UnsupportedDriverError } from "../errors.js";
 import * as mysqlSchema from "../schema/mysql.js";
 import * as pgSchema from "../schema/pg.js";
 import * as sqliteSchema from "../schema/sqlite.js";
@@ -116,7 +116,7 @@ export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefi
   const kind = sessionKind(db);
   if (!family) {
     throw new UnsupportedDriverError(
-      `DrizzleSaver needs a drizzle database (from drizzle-orm/<driver>), got ${kind ?? describe(db)}; supported drivers: ${SUPPORTED}`,
+      `DrizzleSaver needs a drizzle database (from drizzle-orm/<driver>), got ${kind ?? describeValue(db)}; supported drivers: ${SUPPORTED}`,
     );
   }
   const entry = DRIVERS.find((candidate) => candidate.session === kind);
@@ -133,10 +133,4 @@ export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefi
   }
   const executor = withHiddenParameters(entry.executor(db, family.executorOptions));
   return { dialect: family.dialect(executor, tables, schema), migrations: family.migrations };
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (typeof value !== "object") return typeof value;
-  return value.constructor?.name ?? "an object";
 }

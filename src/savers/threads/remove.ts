@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
+import { inPieces } from "../../sql/statements.js";
 import { parseStoredChain } from "../values/deltas.js";
 import { fromStoredJson } from "../values/metadata.js";
 import { as, parseJsonColumn } from "../values/values.js";
@@ -21,9 +22,7 @@ export interface StoredCheckpoint {
 }
 
 export function chunks<T>(items: T[]): T[][] {
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) result.push(items.slice(i, i + CHUNK));
-  return result;
+  return inPieces(items, CHUNK);
 }
 
 const inList = (items: SQL[]) => sql.join(items, sql`, `);

@@ -1,6 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type Column, type SQL, sql } from "drizzle-orm";
-import { InvalidInputError } from "../../errors.js";
+import { describeValue, InvalidInputError } from "../../errors.js";
 
 /** Input validation and small conversions shared by the saver's modules. */
 
@@ -15,7 +15,7 @@ export interface CheckpointKey {
 
 export function requireId(value: unknown, what: string): string {
   if (typeof value !== "string" || value.length === 0) {
-    throw new InvalidInputError(`${what} must be a non-empty string, got ${describe(value)}`);
+    throw new InvalidInputError(`${what} must be a non-empty string, got ${describeValue(value)}`);
   }
   // Databases store text as UTF-8: a lone surrogate would be replaced and U+0000 refused.
   requireStorableText(value, what);
@@ -52,13 +52,10 @@ export function requireStorableText(value: string, what: string): void {
 
 export function optionalNamespace(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new InvalidInputError(`checkpoint_ns must be a string, got ${describe(value)}`);
+  if (typeof value !== "string")
+    throw new InvalidInputError(`checkpoint_ns must be a string, got ${describeValue(value)}`);
   requireStorableText(value, "checkpoint_ns");
   return value;
-}
-
-function describe(value: unknown): string {
-  return value === undefined ? "undefined" : value === null ? "null" : typeof value;
 }
 
 export function configurableOf(config: RunnableConfig | undefined, operation: string): Record<string, unknown> {
@@ -75,7 +72,7 @@ export function configOf(key: CheckpointKey): RunnableConfig {
 
 export function asBytes(value: unknown): Uint8Array {
   if (value instanceof Uint8Array) return value;
-  throw new TypeError(`expected binary column data, got ${describe(value)}`);
+  throw new TypeError(`expected binary column data, got ${describeValue(value)}`);
 }
 
 /** Drivers bind Buffers as binary everywhere; a plain Uint8Array is not always recognised. */

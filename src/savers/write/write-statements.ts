@@ -169,7 +169,7 @@ export class WriteStatements {
       );
     const statements: Statement[] = [];
     if (special.length > 0) statements.push(insert("special", special, [w.channel, w.type, w.blob, w.taskPath]));
-    const regularChunks = regular.length > 0 ? rowChunks(regular, WRITE_COLUMNS) : [];
+    const regularChunks = rowChunks(regular, WRITE_COLUMNS);
     // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
     for (const [k, rows] of regularChunks.entries())
       statements.push(insert(k === 0 ? "regular" : `regular${k}_`, rows, []));
