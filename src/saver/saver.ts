@@ -23,6 +23,7 @@ import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrate.js";
 import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
 import { CheckpointReader } from "./read.js";
+import { requireThreadId } from "./reserved.js";
 import {
   type RetentionPolicy,
   resolvePolicy,
@@ -223,7 +224,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     channels: string[];
   }): Promise<Record<string, DeltaChannelHistory>> {
     const configurable = configurableOf(options?.config, "getDeltaChannelHistory");
-    const threadId = requireId(configurable.thread_id, "thread_id");
+    const threadId = requireThreadId(configurable.thread_id);
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
     const checkpointId =
       configurable.checkpoint_id === undefined ? undefined : requireId(configurable.checkpoint_id, "checkpoint_id");

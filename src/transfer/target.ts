@@ -3,11 +3,12 @@ import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { CheckpointSaverError } from "../errors.js";
 import { serializeMetadata } from "../saver/metadata.js";
+import { requireThreadId, STAGING_PREFIX } from "../saver/reserved.js";
 import { requireId, toBuffer } from "../saver/values.js";
 import { blobRowColumns, checkpointRowColumns, writeRowColumns } from "../saver/write-statements.js";
 import { recordLine } from "./format.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
-import { OurSource, STAGING_PREFIX } from "./sources/ours.js";
+import { OurSource } from "./sources/ours.js";
 
 /** A target thread that already holds other content, and no `replace` was asked for. */
 export class ThreadConflictError extends CheckpointSaverError {
@@ -79,7 +80,7 @@ export class ThreadWriter {
 
   /** Starts a thread: takes its staging rows over (what an interrupted import left, or a running one's). */
   async begin(threadId: string): Promise<void> {
-    requireId(threadId, "thread_id");
+    requireThreadId(threadId);
     this.threadId = threadId;
     this.staging = stagingThreadId(threadId);
     this.owner = randomUUID();

@@ -1,6 +1,7 @@
 import { type Column, type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { parseMetadata, storedFilterEntries } from "../../saver/metadata.js";
+import { notStaging, requireThreadId } from "../../saver/reserved.js";
 import { as, asBytes, parseJsonColumn } from "../../saver/values.js";
 import {
   type BlobRecord,
@@ -12,9 +13,6 @@ import {
   type TransferSource,
   type WriteRecord,
 } from "../records.js";
-
-/** Prefix of the ids under which threads are staged while they are imported. */
-export const STAGING_PREFIX = "__transfer_staging__:";
 
 /** Rows per page of one thread's checkpoints, blobs or writes. */
 const PAGE = 200;
@@ -52,14 +50,15 @@ export class OurSource implements TransferSource {
 
   private threadCondition(): SQL[] {
     const entries = storedFilterEntries(this.selection.filter);
-    return entries.length > 0 ? [this.dialect.metadataMatches(entries)] : [];
+    // Rows an interrupted import left behind are not a thread (see target.ts).
+    const notStaged = notStaging(this.dialect.columns.checkpoints.threadId);
+    return entries.length > 0 ? [notStaged, this.dialect.metadataMatches(entries)] : [notStaged];
   }
 
   async countThreads(): Promise<number> {
     if (this.selection.threadIds) return new Set(this.selection.threadIds).size;
     const c = this.dialect.columns.checkpoints;
-    const conditions = this.threadCondition();
-    const where = conditions.length > 0 ? sql` where ${sql.join(conditions, sql` and `)}` : sql``;
+    const where = sql` where ${sql.join(this.threadCondition(), sql` and `)}`;
     const [row] = await this.dialect.query(
       sql`select count(distinct ${c.threadId}) as ${sql.identifier("n")} from ${c.table}${where}`,
     );
@@ -76,11 +75,13 @@ export class OurSource implements TransferSource {
       );
       return rows.map((row) => row.thread_id as string);
     });
-    for await (const threadId of ids) {
-      // Rows an interrupted import left behind are not a thread (see target.ts).
-      if (!this.selection.threadIds && threadId.startsWith(STAGING_PREFIX)) continue;
-      yield { threadId, records: this.thread(threadId) };
-    }
+    for await (const threadId of ids) yield { threadId, records: this.named(threadId) };
+  }
+
+  /** A thread's rows; a staging id named by the caller fails that thread (InvalidInputError). */
+  private async *named(threadId: string): AsyncGenerator<TransferRecord> {
+    requireThreadId(threadId);
+    yield* this.thread(threadId);
   }
 
   /** Every row of a thread: checkpoints, then blobs, then writes. */
