@@ -169,6 +169,9 @@ export class ThreadWriter {
     }
     if ((await this.digest(this.staging)) === (await this.digest(threadId))) {
       await this.abort();
+      // An import killed between its rename and the refresh left the rows without their
+      // thread row (unseen by searchThreads, counts, pin and sweeps): this run repairs it.
+      await this.dialect.refreshThread(threadId);
       return "unchanged";
     }
     if (!replace) {
