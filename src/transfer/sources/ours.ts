@@ -1,8 +1,9 @@
 import { type Column, type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
+import { ThreadChangedError } from "../../errors.js";
 import { parseMetadata, storedFilterEntries } from "../../saver/metadata.js";
 import { notStaging, requireThreadId } from "../../saver/reserved.js";
-import { as, asBytes, parseJsonColumn } from "../../saver/values.js";
+import { as, asBytes, parseJsonColumn, tupleKey } from "../../saver/values.js";
 import {
   type BlobRecord,
   type CheckpointRecord,
@@ -78,10 +79,43 @@ export class OurSource implements TransferSource {
     for await (const threadId of ids) yield { threadId, records: this.named(threadId) };
   }
 
-  /** A thread's rows; a staging id named by the caller fails that thread (InvalidInputError). */
+  /**
+   * A thread's rows, read in pages with no snapshot across them; then a check that every
+   * checkpoint read is still there. A prune, sweep or delete that removed some meanwhile
+   * may have taken their values before the blobs were read: the thread then fails
+   * (ThreadChangedError), so what is exported is the thread as it was or nothing. A
+   * staging id named by the caller fails that thread (InvalidInputError).
+   */
   private async *named(threadId: string): AsyncGenerator<TransferRecord> {
     requireThreadId(threadId);
-    yield* this.thread(threadId);
+    const read = new Set<string>();
+    for await (const record of this.thread(threadId)) {
+      if (record.kind === "checkpoint") read.add(tupleKey([record.ns, record.checkpointId]));
+      yield record;
+    }
+    await this.requireStillThere(threadId, read);
+  }
+
+  /** Throws ThreadChangedError unless every checkpoint in `read` (keys by tupleKey) is still stored. */
+  private async requireStillThere(threadId: string, read: Set<string>): Promise<void> {
+    const c = this.dialect.columns.checkpoints;
+    const select = sql.join(
+      [as(c.checkpointNs, "checkpoint_ns"), as(c.nsKey, "ns_key"), as(c.checkpointId, "checkpoint_id")],
+      sql`, `,
+    );
+    const order = [
+      { column: c.nsKey, key: "ns_key" },
+      { column: c.checkpointId, key: "checkpoint_id" },
+    ];
+    let found = 0;
+    for await (const row of this.pages(threadId, c, select, order)) {
+      if (read.has(tupleKey([row.checkpoint_ns, row.checkpoint_id]))) found++;
+    }
+    if (found < read.size) {
+      throw new ThreadChangedError(
+        `thread "${threadId}" changed while it was read: ${read.size - found} of its ${read.size} checkpoints were removed meanwhile (a prune, sweep or delete); nothing of it is exported, export it again`,
+      );
+    }
   }
 
   /** Every row of a thread: checkpoints, then blobs, then writes. */
