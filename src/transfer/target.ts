@@ -180,7 +180,14 @@ export class ThreadWriter {
         `target thread "${threadId}" already exists with other content (replace it with --replace); nothing was written`,
       );
     }
-    await this.dialect.atomically([this.releaseOwner(), ...this.deleteThread(threadId), ...rename], this.owned(true));
+    // The old rows go as deleteThread removes them, round after round until none is left:
+    // a put that held its parent's lock when the deletes came is waited for, and what it
+    // wrote goes too; a later one finds its parent gone (MissingParentError) or lands
+    // whole on the new rows. Then, in the same transaction, the staged rows move in.
+    await this.dialect.atomicallyUntilSettled(this.deleteThread(threadId), {
+      precondition: this.owned(true),
+      after: [this.releaseOwner(), ...rename],
+    });
     await this.dialect.refreshThread(threadId);
     return "replaced";
   }
