@@ -87,6 +87,14 @@ describe("an import into D1", () => {
     expect(summary.failed).toEqual([]);
     expect(summary).toMatchObject({ imported: 1, checkpoints: 150, blobs: 2400 });
 
+    // Read back through the saver: a page of these checkpoints names 16 values each.
+    const saver = new DrizzleSaver(db);
+    let read = 0;
+    for await (const tuple of saver.list({ configurable: { thread_id: "d1-graph" } })) {
+      expect(Object.keys(tuple.checkpoint.channel_values)).toHaveLength(16);
+      read++;
+    }
+    expect(read).toBe(150);
     const out = join(dir, "d1-out.jsonl");
     await exportThreads(new OurSource(resolve(db, undefined).dialect), out);
     expect(threadsOfFile(readText(out))).toEqual(threadsOfFile(readText(file)));
