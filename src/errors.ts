@@ -37,6 +37,15 @@ export class WriteConflictError extends CheckpointSaverError {
   }
 }
 
+/**
+ * A thread changed while it was read for an export: checkpoints already read were removed
+ * (a prune, a sweep, a delete). Its rows read so far are no consistent state: the export
+ * marks the thread failed (an `abort` line) and goes on; exporting it again reads it anew.
+ */
+export class ThreadChangedError extends CheckpointSaverError {
+  override name = "ThreadChangedError";
+}
+
 /** A value that cannot be serialized, or stored bytes that cannot be decoded. */
 export class SerializationError extends CheckpointSaverError {
   override name = "SerializationError";

@@ -8,6 +8,7 @@ export {
   type MigrationInfo,
   MissingParentError,
   SerializationError,
+  ThreadChangedError,
   UnsupportedDriverError,
   WriteConflictError,
 } from "./errors.js";

@@ -276,7 +276,7 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
   );
 
   registerRetentionCommands({ out, tableCommand, progressOptions, yesOption, target });
-  registerTransferCommands(program, { out, urlOf, databaseCommand, filterOption, progressOptions });
+  registerTransferCommands({ out, tableCommand, target, filterOption, progressOptions });
 
   return program;
 }

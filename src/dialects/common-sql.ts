@@ -1,7 +1,9 @@
 /** SQL that several dialects write the same way. */
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import { WriteConflictError } from "../errors.js";
-import type { BlobColumns, CheckpointColumns, InsertSpec } from "./dialect.js";
+import type { Runner } from "../sql/executor.js";
+import type { Statement } from "../sql/statements.js";
+import type { BlobColumns, CheckpointColumns, InsertSpec, Precondition, SettledUnit } from "./dialect.js";
 
 const names = (columns: Column[]) =>
   sql.join(
@@ -54,6 +56,27 @@ export function threadActivityBySkipScan(c: CheckpointColumns, cursor: string, i
         then 1 else 0 end as ${sql.identifier("idle")}
     from threads where threads.thread_id is not null
     order by threads.thread_id`;
+}
+
+/**
+ * The body of Dialect.atomicallyUntilSettled on an interactive transaction: the
+ * precondition's rows locked by `lock` (none: its failure), rounds of `statements`
+ * until one changes no row, then `after` once.
+ */
+export async function settleIn(
+  tx: Runner,
+  statements: Statement[],
+  unit: SettledUnit | undefined,
+  lock: (precondition: Precondition) => Statement,
+): Promise<void> {
+  const precondition = unit?.precondition;
+  if (precondition && (await tx.all(lock(precondition))).length === 0) throw precondition.failure();
+  let changed: number;
+  do {
+    changed = 0;
+    for (const statement of statements) changed += await tx.run(statement);
+  } while (changed > 0);
+  for (const statement of unit?.after ?? []) await tx.run(statement);
 }
 
 /** How many times a unit runs before its conflicts become a WriteConflictError. */

@@ -113,6 +113,13 @@ export interface Precondition {
   claim?: boolean;
 }
 
+/** What surrounds the rounds of {@link Dialect.atomicallyUntilSettled}. */
+export interface SettledUnit {
+  precondition?: Precondition;
+  /** Run once the rounds changed nothing, in the same transaction (a rename into the emptied thread). */
+  after?: Statement[];
+}
+
 export interface ForeignTablesAdvice {
   /** A table only LangGraph's official saver for this database creates, with that saver's package. */
   officialMarker?: { table: string; saver: string };
@@ -155,8 +162,10 @@ export interface Dialect {
   /**
    * Runs the statements in one transaction, round after round until a round changes no
    * row: deletes that waited for a concurrent writer then also remove what it committed.
+   * With `unit`: its precondition is locked first (as {@link atomically} does; nothing is
+   * written when its rows are gone), and its `after` statements run once, after the rounds.
    */
-  atomicallyUntilSettled(statements: Statement[]): Promise<void>;
+  atomicallyUntilSettled(statements: Statement[], unit?: SettledUnit): Promise<void>;
   /**
    * The statements upserting a put's thread row, in order, to run before the put's
    * checkpoint insert (so that they see whether the checkpoint existed) in the same atomic

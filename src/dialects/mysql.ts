@@ -5,7 +5,7 @@ import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { mysqlLiteralLength } from "../sql/mysql-literals.js";
 import { type CompiledQuery, isBound, type Statement } from "../sql/statements.js";
-import { errorChain, insertValues, retryOnConflict } from "./common-sql.js";
+import { errorChain, insertValues, retryOnConflict, settleIn } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
@@ -193,14 +193,12 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         for (const statement of statements) await tx.run(statement);
       });
     },
-    async atomicallyUntilSettled(statements) {
-      await transaction(async (tx) => {
-        let changed: number;
-        do {
-          changed = 0;
-          for (const statement of statements) changed += await tx.run(statement);
-        } while (changed > 0);
-      });
+    async atomicallyUntilSettled(statements, unit) {
+      await transaction((tx) =>
+        settleIn(tx, statements, unit, (precondition) =>
+          precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows),
+        ),
+      );
     },
     threadPut: (values) => [
       mysqlThreadLock(columns.threads, threadSql, values),

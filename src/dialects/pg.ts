@@ -8,6 +8,7 @@ import {
   errorChain,
   onConflictInsert,
   retryOnConflict,
+  settleIn,
   threadActivityBySkipScan,
 } from "./common-sql.js";
 import type { Dialect, MigrationOptions } from "./dialect.js";
@@ -156,15 +157,15 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
           throw error;
         }
       }),
-    atomicallyUntilSettled: (statements) =>
+    atomicallyUntilSettled: (statements, unit) =>
       retryOnConflict(isConflict, () =>
-        executor.transaction(async (tx) => {
-          let changed: number;
-          do {
-            changed = 0;
-            for (const statement of statements) changed += await tx.run(statement);
-          } while (changed > 0);
-        }),
+        executor.transaction((tx) =>
+          settleIn(tx, statements, unit, (precondition) =>
+            precondition.claim
+              ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
+              : combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`),
+          ),
+        ),
       ),
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     putTime: () => threadSql.now,

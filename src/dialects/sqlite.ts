@@ -8,6 +8,7 @@ import {
   errorChain,
   onConflictInsert,
   retryOnConflict,
+  settleIn,
   threadActivityBySkipScan,
 } from "./common-sql.js";
 import type { Dialect, Precondition } from "./dialect.js";
@@ -147,7 +148,7 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
           for (const write of writes) await tx.run(write);
         });
       }),
-    atomicallyUntilSettled: (writes) =>
+    atomicallyUntilSettled: (writes, unit) =>
       retryOnConflict(isBusy, async () => {
         // Batch-only: one batch. The rounds below are for a put that committed while the
         // deletes ran (elsewhere: one that held a lock they waited for). A D1 database runs
@@ -155,17 +156,12 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
         // transaction, so none commits in between: once the batch is done, every row of the
         // thread is gone and a second round would change nothing. A put landing later finds
         // its parent gone (its guard fails) or starts the thread anew, as after a settled delete.
-        if (batch) {
-          await batch(writes);
+        if (batched) {
+          await batched.atomically([...writes, ...(unit?.after ?? [])], unit?.precondition);
           return;
         }
-        await executor.transaction(async (tx) => {
-          let changed: number;
-          do {
-            changed = 0;
-            for (const write of writes) changed += await tx.run(write);
-          } while (changed > 0);
-        });
+        // The transaction holds the write lock: the precondition's rows need no lock of their own.
+        await executor.transaction((tx) => settleIn(tx, writes, unit, (precondition) => precondition.rows));
       }),
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     // 'now' changes between statements of a transaction: the checkpoint takes the row's time.

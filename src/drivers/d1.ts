@@ -37,7 +37,10 @@ function rowsOf(result: D1Result): Row[] {
 
 const changesOf = (result: D1Result) => Number(result.meta?.changes ?? 0);
 
-/** D1 binds at most 100 parameters per statement. */
+/**
+ * D1 binds at most 100 parameters per statement, and a statement's text is at most
+ * 100,000 bytes (developers.cloudflare.com/d1/platform/limits).
+ */
 const D1_MAX_PARAMETERS = 100;
 
 /** Quoted identifiers and literals, comments, or a `?` placeholder of the statement's own text. */
@@ -147,6 +150,7 @@ export function d1Executor(db: unknown, options: ExecutorOptions = {}): Executor
       await bound(statement).run();
     },
     transaction: noInteractiveTransaction,
+    limits: { maxParameters: D1_MAX_PARAMETERS },
     batch: async (statements) =>
       statements.length === 0 ? [] : (await client.batch(statements.map(bound))).map(changesOf),
   };

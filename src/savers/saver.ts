@@ -42,6 +42,7 @@ import {
 } from "./threads/thread-search.js";
 import { listThreads, type ThreadSummary } from "./threads/threads.js";
 import { DeltaCache } from "./values/deltas.js";
+import { requireThreadId } from "./values/reserved.js";
 import { configurableOf, optionalNamespace, requireId } from "./values/values.js";
 import { nextChannelVersion } from "./write/versions.js";
 import { CheckpointWriter } from "./write/write.js";
@@ -223,7 +224,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     channels: string[];
   }): Promise<Record<string, DeltaChannelHistory>> {
     const configurable = configurableOf(options?.config, "getDeltaChannelHistory");
-    const threadId = requireId(configurable.thread_id, "thread_id");
+    const threadId = requireThreadId(configurable.thread_id);
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
     const checkpointId =
       configurable.checkpoint_id === undefined ? undefined : requireId(configurable.checkpoint_id, "checkpoint_id");

@@ -52,6 +52,22 @@ export interface Executor extends Runner {
    * batch where it would have read (see the SQLite dialect's guard).
    */
   batch?(statements: Statement[]): Promise<number[]>;
+  /**
+   * Limits of one statement below those of the database family, when the driver has
+   * them (Cloudflare D1); writers that size their statements by rows (an import) keep
+   * each one within them.
+   */
+  readonly limits?: StatementLimits;
+}
+
+/**
+ * What one statement may hold on a driver with limits of its own. A writer that keeps
+ * within `maxParameters` binds every value, so its text stays short as well (D1 also
+ * limits a statement's text to 100,000 bytes, which values turned into literals pass).
+ */
+export interface StatementLimits {
+  /** Bound parameters per statement. */
+  maxParameters: number;
 }
 
 /** Runs statements of a synchronous driver: each returns when it has run. */

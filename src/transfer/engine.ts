@@ -35,6 +35,8 @@ export interface ImportOptions {
   dryRun?: boolean;
   /** Tables of the application's own schema on the target (see DrizzleSaverOptions.tables). */
   tables?: CheckpointTables;
+  /** PostgreSQL: the schema of the target's tables (see DrizzleSaverOptions.schema). */
+  schema?: string;
   /**
    * The serializer the target's saver reads with (its `serde`); every imported value is
    * decoded with it before it is written. When omitted: the source's `serde` (the one
@@ -102,7 +104,7 @@ export async function importThreads(
 ): Promise<ImportSummary> {
   const connection = typeof target === "string" ? await connect(target) : undefined;
   try {
-    const { dialect } = resolveDialect(connection?.db ?? (target as SupportedDatabase), options.tables);
+    const { dialect } = resolveDialect(connection?.db ?? (target as SupportedDatabase), options.tables, options.schema);
     const { source, owned } = await openSource(from);
     try {
       const threadIds = "file" in from ? from.threadIds : undefined;

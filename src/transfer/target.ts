@@ -2,36 +2,19 @@ import { createHash, randomUUID } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { CheckpointSaverError } from "../errors.js";
-import { serializeMetadata } from "../savers/values/metadata.js";
-import { requireId, toBuffer } from "../savers/values/values.js";
-import { blobRowColumns, checkpointRowColumns, writeRowColumns } from "../savers/write/write-statements.js";
+import { requireThreadId, STAGING_PREFIX } from "../savers/values/reserved.js";
+import { writeRowColumns } from "../savers/write/write-statements.js";
 import { recordLine } from "./format.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
-import { OurSource, STAGING_PREFIX } from "./sources/ours.js";
+import { OurSource } from "./sources/ours.js";
+import { BATCH, BATCH_BYTES, canonical, recordBytes, stagedInserts } from "./staged-rows.js";
 
 /** A target thread that already holds other content, and no `replace` was asked for. */
 export class ThreadConflictError extends CheckpointSaverError {
   override name = "ThreadConflictError";
 }
 
-/** Rows per insert statement (well below every driver's parameter limit). */
-const BATCH = 100;
-
-/**
- * Bytes of values per batch: rows are held until they are written, and a hundred
- * rows of several megabytes each would hold hundreds of megabytes (and make a
- * statement MySQL refuses). A row larger than this is written alone.
- */
-export const BATCH_BYTES = 4 * 1024 * 1024;
-
-/** About how many bytes a record holds: its values and ids (metadata counted by its JSON text). */
-function recordBytes(record: TransferRecord): number {
-  const ids = record.ns.length + ("checkpointId" in record ? record.checkpointId.length : 0);
-  if (record.kind === "checkpoint") {
-    return ids + record.checkpoint.byteLength + JSON.stringify(record.metadata).length;
-  }
-  return ids + record.channel.length + (record.value?.byteLength ?? 0);
-}
+export { BATCH_BYTES } from "./staged-rows.js";
 
 /** The checkpoint id and channel of the pending-write row naming the import that owns a staging thread. */
 const OWNER = "__import_owner__";
@@ -79,7 +62,7 @@ export class ThreadWriter {
 
   /** Starts a thread: takes its staging rows over (what an interrupted import left, or a running one's). */
   async begin(threadId: string): Promise<void> {
-    requireId(threadId, "thread_id");
+    requireThreadId(threadId);
     this.threadId = threadId;
     this.staging = stagingThreadId(threadId);
     this.owner = randomUUID();
@@ -168,6 +151,9 @@ export class ThreadWriter {
     }
     if ((await this.digest(this.staging)) === (await this.digest(threadId))) {
       await this.abort();
+      // An import killed between its rename and the refresh left the rows without their
+      // thread row (unseen by searchThreads, counts, pin and sweeps): this run repairs it.
+      await this.dialect.refreshThread(threadId);
       return "unchanged";
     }
     if (!replace) {
@@ -176,7 +162,14 @@ export class ThreadWriter {
         `target thread "${threadId}" already exists with other content (replace it with --replace); nothing was written`,
       );
     }
-    await this.dialect.atomically([this.releaseOwner(), ...this.deleteThread(threadId), ...rename], this.owned(true));
+    // The old rows go as deleteThread removes them, round after round until none is left:
+    // a put that held its parent's lock when the deletes came is waited for, and what it
+    // wrote goes too; a later one finds its parent gone (MissingParentError) or lands
+    // whole on the new rows. Then, in the same transaction, the staged rows move in.
+    await this.dialect.atomicallyUntilSettled(this.deleteThread(threadId), {
+      precondition: this.owned(true),
+      after: [this.releaseOwner(), ...rename],
+    });
     await this.dialect.refreshThread(threadId);
     return "replaced";
   }
@@ -222,83 +215,12 @@ export class ThreadWriter {
   }
 
   private async flush(): Promise<void> {
-    const statements: SQL[] = [];
-    if (this.blobs.length > 0) statements.push(this.insertBlobs(this.blobs));
-    if (this.checkpoints.length > 0) statements.push(this.insertCheckpoints(this.checkpoints));
-    if (this.writes.length > 0) statements.push(this.insertWrites(this.writes));
+    const { checkpoints, blobs, writes } = this;
+    const statements = stagedInserts(this.dialect, this.staging, { checkpoints, blobs, writes });
     this.checkpoints = [];
     this.blobs = [];
     this.writes = [];
     this.heldBytes = 0;
     if (statements.length > 0) await this.dialect.atomically(statements, this.owned());
   }
-
-  // Staged rows keep what is already there on a conflict: a repeated row has the same content.
-
-  private insertBlobs(records: BlobRecord[]): SQL {
-    const b = this.dialect.columns.blobs;
-    return this.dialect.insert({
-      table: b.table,
-      columns: blobRowColumns(b),
-      rows: records.map((r) => [
-        this.staging,
-        r.ns,
-        r.channel,
-        r.version,
-        r.type,
-        r.value && toBuffer(r.value),
-        r.deltaChain ?? null,
-      ]),
-      conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
-      update: [],
-    });
-  }
-
-  private insertCheckpoints(records: CheckpointRecord[]): SQL {
-    const c = this.dialect.columns.checkpoints;
-    return this.dialect.insert({
-      table: c.table,
-      columns: checkpointRowColumns(c),
-      rows: records.map((r) => [
-        this.staging,
-        r.ns,
-        requireId(r.checkpointId, "checkpoint_id"),
-        r.parentCheckpointId === null ? null : requireId(r.parentCheckpointId, "parent_checkpoint_id"),
-        r.type,
-        toBuffer(r.checkpoint),
-        this.dialect.jsonParam(JSON.stringify(r.channelVersions)),
-        this.dialect.jsonParam(serializeMetadata(r.metadata)),
-        // The original time, which the saver's put would replace with now.
-        this.dialect.epochMillis(r.createdAt),
-      ]),
-      conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
-      update: [],
-    });
-  }
-
-  private insertWrites(records: WriteRecord[]): SQL {
-    const w = this.dialect.columns.writes;
-    return this.dialect.insert({
-      table: w.table,
-      columns: writeRowColumns(w),
-      rows: records.map((r) => [
-        this.staging,
-        r.ns,
-        requireId(r.checkpointId, "checkpoint_id"),
-        requireId(r.taskId, "task_id"),
-        r.idx,
-        r.channel,
-        r.type,
-        r.value && toBuffer(r.value),
-        r.taskPath,
-      ]),
-      conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
-      update: [],
-    });
-  }
-}
-
-/** Metadata with sorted keys, as the target stores it, so a digest does not depend on key order. */
-function canonical(value: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(serializeMetadata(value)) as Record<string, unknown>;
 }

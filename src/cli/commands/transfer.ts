@@ -14,6 +14,7 @@ import {
 import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
+import type { Layout, LayoutOptions } from "../layout.js";
 import { type Filter, parseSize } from "../options.js";
 import { type Output, plural } from "../output.js";
 import { type Progress, startProgress } from "../progress.js";
@@ -22,18 +23,19 @@ import { escapeTerminal } from "../terminal-text.js";
 /** What program.ts lends these commands, so they read like its own. */
 export interface TransferCommandKit {
   out: Output;
-  urlOf(options: { url?: string }): string;
-  databaseCommand(program: Command, name: string, description: string): Command;
+  /** A command on the saver's tables at --url: --url, --json and the layout options (--table-prefix, --schema, ...). */
+  tableCommand(name: string, description: string): Command;
+  /** The URL and the table layout of a command, as every other command reads them. */
+  target(options: LayoutOptions & { url?: string }): { url: string; layout: Layout };
   filterOption(): Option;
   progressOptions(command: Command): Command;
 }
 
-interface SourceFlags {
+interface SourceFlags extends LayoutOptions {
   url?: string;
   json?: boolean;
   thread?: string[];
   format?: SourceFormat;
-  schema?: string;
   progress?: boolean;
 }
 
@@ -44,11 +46,10 @@ const sourceOptions = (command: Command) =>
       new Option("--format <format>", "the source's format; detected from its tables by default").choices(
         SOURCE_FORMATS,
       ),
-    )
-    .option(
-      "--schema <schema>",
-      'schema of the official PostgreSQL saver\'s tables (its "schema" option; default public)',
     );
+
+/** Where the tables at --url are, as the transfer functions take it. */
+const tablesAt = (layout: Layout) => ({ tables: layout.saver.tables, schema: layout.saver.schema });
 
 /** A progress bar started at the first report, when the total (if the source knows it) is known. */
 function progressBar(label: string, mode: boolean | undefined) {
@@ -64,8 +65,13 @@ function progressBar(label: string, mode: boolean | undefined) {
   };
 }
 
-function databaseSource(url: string, flags: SourceFlags, filter?: Filter): DatabaseSourceOptions {
-  return { url, format: flags.format, schema: flags.schema, threadIds: flags.thread, filter };
+function databaseSource(
+  url: string,
+  flags: SourceFlags,
+  where: { tables?: Layout["saver"]["tables"]; schema?: string },
+  filter?: Filter,
+): DatabaseSourceOptions {
+  return { url, format: flags.format, ...where, threadIds: flags.thread, filter };
 }
 
 async function printImport(out: Output, summary: ImportSummary, json: boolean | undefined): Promise<void> {
@@ -93,6 +99,7 @@ async function printImport(out: Output, summary: ImportSummary, json: boolean | 
 
 type ImportFlags = SourceFlags & {
   from?: string;
+  fromSchema?: string;
   file?: string;
   replace?: boolean;
   dryRun?: boolean;
@@ -102,18 +109,18 @@ type ImportFlags = SourceFlags & {
 type ExportFlags = SourceFlags & { filter?: Filter; out?: string; force?: boolean };
 
 async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise<void> {
-  const url = kit.urlOf(options);
+  const { url, layout } = kit.target(options);
   if ((options.from === undefined) === (options.file === undefined)) {
     throw new UsageError("give the source with exactly one of --from <url> and --file <path>");
   }
-  if (options.file !== undefined && (options.format !== undefined || options.schema !== undefined)) {
-    throw new UsageError("--format and --schema describe a source database, not a file");
+  if (options.file !== undefined && (options.format !== undefined || options.fromSchema !== undefined)) {
+    throw new UsageError("--format and --from-schema describe a source database, not a file");
   }
   if (options.file === undefined && options.maxLineBytes !== undefined) {
     throw new UsageError("--max-line-bytes bounds the lines of a file (--file), not a source database");
   }
   // The target's tables must exist (the migrate command creates them).
-  await withSaver(url, { requireSchema: true }, async () => {});
+  await withSaver(url, { requireSchema: true, layout }, async () => {});
   // Replacing deletes the target's version of a thread, pinned or not: asked like the other deletions.
   if (options.replace && !options.dryRun) {
     await confirmDeletion("replace every target thread that the source holds with other content, pinned ones too", {
@@ -125,11 +132,12 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
   const from: ImportFrom =
     options.file !== undefined
       ? { file: options.file, threadIds: options.thread, maxLineBytes: options.maxLineBytes }
-      : databaseSource(options.from as string, options);
+      : databaseSource(options.from as string, options, { schema: options.fromSchema });
   const bar = progressBar(options.dryRun ? "count" : "import", options.progress);
   let summary: ImportSummary;
   try {
     summary = await importThreads(url, from, {
+      ...tablesAt(layout),
       replace: options.replace,
       dryRun: options.dryRun,
       onProgress: (progress) => bar.report(progress),
@@ -141,15 +149,19 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
 }
 
 async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise<void> {
-  const url = kit.urlOf(options);
+  const { url, layout } = kit.target(options);
   if (options.force && options.out === undefined) throw new UsageError("--force applies to --out only");
   const bar = progressBar("export", options.progress);
   let summary: ExportSummary;
   try {
-    summary = await exportThreads(databaseSource(url, options, options.filter), options.out ?? process.stdout, {
-      onProgress: (progress) => bar.report(progress),
-      overwrite: options.force === true,
-    });
+    summary = await exportThreads(
+      databaseSource(url, options, tablesAt(layout), options.filter),
+      options.out ?? process.stdout,
+      {
+        onProgress: (progress) => bar.report(progress),
+        overwrite: options.force === true,
+      },
+    );
   } finally {
     bar.stop();
   }
@@ -168,17 +180,20 @@ async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise
   if (summary.failed.length > 0) throw new CliError(`${plural(summary.failed.length, "thread")} failed`);
 }
 
-export function registerTransferCommands(program: Command, kit: TransferCommandKit): void {
+export function registerTransferCommands(kit: TransferCommandKit): void {
   kit
     .progressOptions(
       sourceOptions(
-        kit.databaseCommand(
-          program,
+        kit.tableCommand(
           "import",
           "copy threads into this database from another one (ours or an official saver's) or from an export file",
         ),
       )
         .option("--from <url>", "source database URL (ours on any database, or the official savers' tables)")
+        .option(
+          "--from-schema <schema>",
+          "PostgreSQL source: the schema of its tables (ours: the saver's schema option; the official saver's: its schema option, default public)",
+        )
         .option("--file <path>", 'a file written by the export command; "-" reads stdin')
         .option("--replace", "overwrite target threads that exist with other content (asks first)")
         .option("-y, --yes", "replace without asking (required with --replace when not on a terminal)")
@@ -194,9 +209,7 @@ export function registerTransferCommands(program: Command, kit: TransferCommandK
 
   kit
     .progressOptions(
-      sourceOptions(
-        kit.databaseCommand(program, "export", "write threads to a file (JSON lines, see docs/transfer-format.md)"),
-      )
+      sourceOptions(kit.tableCommand("export", "write threads to a file (JSON lines, see docs/transfer-format.md)"))
         .addOption(kit.filterOption())
         .option("--out <file>", "write to this new file (mode 0600) instead of stdout; never through a symbolic link")
         .option("--force", "with --out: overwrite the file if it exists"),

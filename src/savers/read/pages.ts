@@ -79,7 +79,11 @@ export async function queryPageByKeys(dialect: Dialect, templates: Templates, pa
   }
   if (groups.size === 0) return [];
   const related: Row[] = [];
-  for (const piece of pieces([...groups.values()])) related.push(...(await relatedRows(dialect, templates, piece)));
+  // A driver with a lower limit (D1: 100) gets smaller pieces, so every key stays a bound parameter.
+  const limit = Math.min(MAX_STATEMENT_PARAMETERS, dialect.executor.limits?.maxParameters ?? MAX_STATEMENT_PARAMETERS);
+  for (const piece of pieces([...groups.values()], limit)) {
+    related.push(...(await relatedRows(dialect, templates, piece)));
+  }
   return [...checkpoints, ...related];
 }
 
@@ -95,16 +99,16 @@ interface Group {
 const parametersOf = (group: Group) => 4 + group.ids.length + 2 * group.blobs.size;
 
 /**
- * The groups in pieces of at most MAX_STATEMENT_PARAMETERS parameters; a group too
- * large for one statement is split by blobs, its ids (at most a page) in the first part.
+ * The groups in pieces of at most `limit` parameters; a group too large for one
+ * statement is split by blobs, its ids (at most a page) in the first part.
  */
-function pieces(groups: Group[]): Group[][] {
+function pieces(groups: Group[], limit: number): Group[][] {
   const result: Group[][] = [];
   let current: Group[] = [];
   let used = 0;
   const add = (group: Group) => {
     const size = parametersOf(group);
-    if (current.length > 0 && used + size > MAX_STATEMENT_PARAMETERS) {
+    if (current.length > 0 && used + size > limit) {
       result.push(current);
       current = [];
       used = 0;
@@ -113,12 +117,12 @@ function pieces(groups: Group[]): Group[][] {
     used += size;
   };
   for (const group of groups) {
-    if (parametersOf(group) <= MAX_STATEMENT_PARAMETERS) {
+    if (parametersOf(group) <= limit) {
       add(group);
       continue;
     }
     const blobs = [...group.blobs.entries()];
-    const perPart = Math.floor((MAX_STATEMENT_PARAMETERS - 4 - group.ids.length) / 2);
+    const perPart = Math.max(1, Math.floor((limit - 4 - group.ids.length) / 2));
     for (let i = 0; i < blobs.length; i += perPart) {
       add({ ...group, ids: i === 0 ? group.ids : [], blobs: new Map(blobs.slice(i, i + perPart)) });
     }

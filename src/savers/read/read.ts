@@ -18,6 +18,7 @@ import type { Templates, Values } from "../../sql/statements.js";
 import { blobKey, type ReadValue, ValueAssembler } from "../values/delta-read.js";
 import type { DeltaCache } from "../values/deltas.js";
 import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
+import { requireThreadId } from "../values/reserved.js";
 import { decodeStored, type StoredValuePlace } from "../values/stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "../values/values.js";
 import { nextChannelVersion, readCheckpointVersions } from "../write/versions.js";
@@ -57,7 +58,7 @@ export class CheckpointReader {
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
     // The LangGraph contract: reading without a thread finds nothing (it is not an error).
     if (configurable.thread_id === undefined) return undefined;
-    const threadId = requireId(configurable.thread_id, "thread_id");
+    const threadId = requireThreadId(configurable.thread_id);
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
     const checkpointId = configurable.checkpoint_id;
     const c = this.dialect.columns.checkpoints;
@@ -98,7 +99,7 @@ export class CheckpointReader {
       conditions.push(build(sql`${sql.placeholder(name)}`));
     };
     if (configurable.thread_id !== undefined) {
-      condition("page.thread", requireId(configurable.thread_id, "thread_id"), (p) => sql`${c.threadId} = ${p}`);
+      condition("page.thread", requireThreadId(configurable.thread_id), (p) => sql`${c.threadId} = ${p}`);
     }
     const ns = optionalNamespace(configurable.checkpoint_ns);
     if (ns !== undefined) condition("page.ns", this.dialect.nsKey(ns), (p) => sql`${c.nsKey} = ${p}`);

@@ -2,7 +2,8 @@ import { type Column, getTableColumns, getTableName, sql, type Table } from "dri
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import { storedFilterEntries } from "../values/metadata.js";
-import { as, MAX_KEY_BYTES, requireId } from "../values/values.js";
+import { isReservedThreadId, notStaging, requireThreadId } from "../values/reserved.js";
+import { as, MAX_KEY_BYTES } from "../values/values.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
@@ -36,8 +37,8 @@ export class ThreadLifecycle {
   }
 
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
-    requireId(sourceThreadId, "source thread id");
-    requireId(targetThreadId, "target thread id");
+    requireThreadId(sourceThreadId, "source thread id");
+    requireThreadId(targetThreadId, "target thread id");
     if (sourceThreadId === targetThreadId)
       throw new InvalidInputError("copyThread: source and target are the same thread");
     const tables = this.tables();
@@ -110,7 +111,7 @@ export class ThreadLifecycle {
 
   async deleteThreads(threadIds: string[]): Promise<void> {
     for (const threadId of threadIds) {
-      requireId(threadId, "thread_id");
+      requireThreadId(threadId);
       // Until settled: a late put holding its parent's lock is waited for, then its rows go too.
       await this.dialect.atomicallyUntilSettled(
         this.tables().map(({ table, threadId: column }) => sql`delete from ${table} where ${column} = ${threadId}`),
@@ -128,7 +129,7 @@ export class ThreadLifecycle {
     if (strategy !== "keep_latest") throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
     const kept = keepLastOf(keepLast, "prune: keepLast");
     for (const threadId of threadIds) {
-      requireId(threadId, "thread_id");
+      requireThreadId(threadId);
       await removeCheckpoints(this.dialect, threadId, (rows) => rows.filter((row) => row.rank > kept));
     }
   }
@@ -147,7 +148,7 @@ export class ThreadLifecycle {
         sql` or `,
       );
       const rows = await this.dialect.query(
-        sql`select distinct ${as(c.threadId, "thread_id")} from ${c.table} where ${matches}`,
+        sql`select distinct ${as(c.threadId, "thread_id")} from ${c.table} where (${matches}) and ${notStaging(c.threadId)}`,
       );
       for (const row of rows) threads.add(row.thread_id as string);
     }
@@ -190,7 +191,7 @@ export class ThreadLifecycle {
       if (scanned.length === 0) break;
       cursor = scanned[scanned.length - 1].threadId;
       for (const { threadId, idle } of scanned) {
-        if (!idle) continue;
+        if (!idle || isReservedThreadId(threadId)) continue;
         batch.push(threadId);
         if (batch.length >= batchSize) await flush();
       }

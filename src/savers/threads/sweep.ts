@@ -1,7 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
-import { as, requireId } from "../values/values.js";
+import { notStaging, requireThreadId } from "../values/reserved.js";
+import { as } from "../values/values.js";
 import { removeCheckpoints } from "./remove.js";
 import type { ResolvedPolicy, SweepOptions, SweepOutcome, SweepProgress, SweepResult } from "./retention.js";
 
@@ -104,7 +105,7 @@ export class ThreadSweeper {
     }
     const rows = await this.dialect.query(sql`select ${as(t.threadId, "thread_id")},
         ${this.dialect.createdAtMillis(sql`${t.updatedAt}`)} as ${sql.identifier("updated_ms")}
-      from ${t.table} where ${t.updatedAt} < ${cutoff} and not ${t.pinned}${after}
+      from ${t.table} where ${t.updatedAt} < ${cutoff} and not ${t.pinned} and ${notStaging(t.threadId)}${after}
       order by ${t.updatedAt}, ${t.threadId} limit ${sql.raw(String(limit))}`);
     return rows.map((row) => ({ threadId: row.thread_id as string, updatedAt: Number(row.updated_ms) }));
   }
@@ -113,7 +114,8 @@ export class ThreadSweeper {
   async countIdle(cutoff: SQL): Promise<number> {
     const t = this.dialect.columns.threads;
     const [row] = await this.dialect.query(
-      sql`select count(*) as ${sql.identifier("n")} from ${t.table} where ${t.updatedAt} < ${cutoff} and not ${t.pinned}`,
+      sql`select count(*) as ${sql.identifier("n")} from ${t.table}
+        where ${t.updatedAt} < ${cutoff} and not ${t.pinned} and ${notStaging(t.threadId)}`,
     );
     return Number(row?.n ?? 0);
   }
@@ -150,7 +152,7 @@ export class ThreadSweeper {
 
   /** Sets or clears the thread's `pinned` flag; InvalidInputError when the thread has no checkpoint. */
   async setPinned(threadId: string, pinned: boolean): Promise<void> {
-    requireId(threadId, "thread_id");
+    requireThreadId(threadId);
     const t = this.dialect.columns.threads;
     await this.dialect.atomically([
       sql`update ${t.table} set ${sql.identifier(t.pinned.name)} = ${sql.raw(pinned ? "true" : "false")}

@@ -3,6 +3,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
+import { notStaging } from "../values/reserved.js";
 import { as, isRecord } from "../values/values.js";
 
 /** A thread as the per-thread table keeps it (see src/schema). */
@@ -75,7 +76,10 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], name: st
 function filterCondition(dialect: Dialect, filter: unknown, method: string): SQL {
   if (filter !== undefined && !isRecord(filter)) throw new InvalidInputError(`${method}: filter must be an object`);
   const entries = storedFilterEntries(filter);
-  return entries.length > 0 ? sql` where ${dialect.metadataMatches(entries, "threads")}` : sql``;
+  const t = dialect.columns.threads;
+  const conditions = [notStaging(t.threadId)];
+  if (entries.length > 0) conditions.push(dialect.metadataMatches(entries, "threads"));
+  return sql` where ${sql.join(conditions, sql` and `)}`;
 }
 
 /** Threads whose newest root checkpoint matches the filter, a page of them in the order asked. */

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import { storedFilterEntries } from "../values/metadata.js";
+import { notStaging } from "../values/reserved.js";
 import { as } from "../values/values.js";
 
 export interface ThreadSummary {
@@ -35,7 +36,7 @@ export async function* listThreads(
   let cursor = "";
   while (remaining > 0) {
     const size = Math.min(remaining, PAGE_SIZE);
-    const conditions = [sql`${c.threadId} > ${cursor}`];
+    const conditions = [sql`${c.threadId} > ${cursor}`, notStaging(c.threadId)];
     if (entries.length > 0) conditions.push(dialect.metadataMatches(entries));
     const rows = await dialect.query(sql`
       select ${as(c.threadId, "thread_id")}, count(*) as ${sql.identifier("checkpoints")},

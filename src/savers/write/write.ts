@@ -13,6 +13,7 @@ import type { Templates } from "../../sql/statements.js";
 import { WHOLE } from "../values/delta-read.js";
 import { DELTA_TYPE_PREFIX, type DeltaCache } from "../values/deltas.js";
 import { serializeMetadata } from "../values/metadata.js";
+import { requireThreadId } from "../values/reserved.js";
 import {
   type CheckpointKey,
   configOf,
@@ -167,7 +168,7 @@ export class CheckpointWriter {
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const configurable = configurableOf(config, "putWrites");
-    const threadId = requireId(configurable.thread_id, "thread_id");
+    const threadId = requireThreadId(configurable.thread_id);
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
     const checkpointId = requireId(configurable.checkpoint_id, "putWrites: checkpoint_id");
     requireId(taskId, "task id");
@@ -211,7 +212,7 @@ export class CheckpointWriter {
 /** put's configurable and checkpoint, checked before anything is serialised or written. */
 function readPutInput(config: RunnableConfig, checkpoint: Checkpoint, newVersions: ChannelVersions) {
   const configurable = configurableOf(config, "put");
-  const threadId = requireId(configurable.thread_id, "thread_id");
+  const threadId = requireThreadId(configurable.thread_id);
   const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
   const parentId =
     configurable.checkpoint_id === undefined ? null : requireId(configurable.checkpoint_id, "checkpoint_id");

@@ -4,7 +4,7 @@ import { databaseFamily, sqliteFile } from "../../database-family.js";
 import { InvalidInputError } from "../../errors.js";
 import { MsgpackSerializer } from "../../serde/msgpack.js";
 import { connect, POSTGRES_OPTIONS, SQLITE_BUSY_TIMEOUT_MS } from "../../wiring/connect.js";
-import { resolve } from "../../wiring/registry.js";
+import { type CheckpointTables, resolve } from "../../wiring/registry.js";
 import type { ThreadSelection, TransferSource } from "../records.js";
 import { officialSerde } from "./official.js";
 import { OfficialPostgresSource } from "./official-postgres.js";
@@ -19,8 +19,13 @@ export interface DatabaseSourceOptions extends ThreadSelection {
   url: string;
   /** The source's format; detected from its tables when omitted. */
   format?: SourceFormat;
-  /** Schema of the official PostgreSQL saver's tables (its `schema` option); default "public". */
+  /**
+   * PostgreSQL: the schema of the source's tables. For ours, the saver's `schema` option
+   * (the search path by default); for the official saver's, its `schema` option ("public").
+   */
   schema?: string;
+  /** Our tables as the application made them (the saver's `tables`, e.g. a prefix); the format is then ours. */
+  tables?: CheckpointTables;
   /** Our serializer, for values converted from an official saver; MessagePack by default. */
   serde?: SerializerProtocol;
 }
@@ -30,7 +35,12 @@ export async function openDatabaseSource(options: DatabaseSourceOptions): Promis
   const { url } = options;
   const family = databaseFamily(url);
   const ours = options.serde ?? new MsgpackSerializer();
-  if (family === "postgres") return openPostgres(options, ours);
+  if (options.tables && options.format && options.format !== "ours") {
+    throw new InvalidInputError(
+      `tables given as the saver's "tables" option are in our format, not "${options.format}"`,
+    );
+  }
+  if (family === "postgres") return options.tables ? openOurs(url, options) : openPostgres(options, ours);
   if (family === "mysql") {
     if (options.format && options.format !== "ours") {
       throw new InvalidInputError(`a MySQL source can only be in our format, not "${options.format}"`);
@@ -47,14 +57,14 @@ export async function openDatabaseSource(options: DatabaseSourceOptions): Promis
   try {
     // A writer of another process may hold the lock for a moment: wait for it rather than fail.
     db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    const format = options.format ?? sqliteFormat(db);
+    const format = options.format ?? (options.tables ? "ours" : sqliteFormat(db));
     if (format === "official-sqlite") {
       return new OfficialSqliteSource(db, await officialSerde("sqlite"), ours, options);
     }
     if (format === "official-postgres")
       throw new InvalidInputError("an SQLite file cannot hold official-postgres tables");
     const { drizzle } = await import("drizzle-orm/better-sqlite3");
-    const { dialect } = resolve(drizzle(db), undefined);
+    const { dialect } = resolve(drizzle(db), options.tables);
     return new OurSource(dialect, options, async () => {
       db.close();
     });
@@ -73,11 +83,11 @@ function sqliteFormat(db: import("better-sqlite3").Database): SourceFormat {
   throw new InvalidInputError("the SQLite file holds no checkpoint tables, neither ours nor the official saver's");
 }
 
-async function openOurs(url: string, selection: ThreadSelection): Promise<TransferSource> {
+async function openOurs(url: string, options: DatabaseSourceOptions): Promise<TransferSource> {
   const connection = await connect(url);
   try {
-    const { dialect } = resolve(connection.db, undefined);
-    return new OurSource(dialect, selection, connection.close);
+    const { dialect } = resolve(connection.db, options.tables, options.schema);
+    return new OurSource(dialect, options, connection.close);
   } catch (error) {
     await connection.close();
     throw error;
@@ -112,11 +122,6 @@ async function openPostgres(options: DatabaseSourceOptions, ours: SerializerProt
     }
     if (format === "official-sqlite")
       throw new InvalidInputError("a PostgreSQL database cannot hold official-sqlite tables");
-    if (options.schema !== undefined) {
-      throw new InvalidInputError(
-        "--schema names the official PostgreSQL saver's schema; our tables are found on the search path",
-      );
-    }
   } catch (error) {
     await sql.end({ timeout: 5 });
     throw error;

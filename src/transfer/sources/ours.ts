@@ -1,7 +1,9 @@
 import { type Column, type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
+import { ThreadChangedError } from "../../errors.js";
 import { parseMetadata, storedFilterEntries } from "../../savers/values/metadata.js";
-import { as, asBytes, parseJsonColumn } from "../../savers/values/values.js";
+import { notStaging, requireThreadId } from "../../savers/values/reserved.js";
+import { as, asBytes, parseJsonColumn, tupleKey } from "../../savers/values/values.js";
 import {
   type BlobRecord,
   type CheckpointRecord,
@@ -12,9 +14,6 @@ import {
   type TransferSource,
   type WriteRecord,
 } from "../records.js";
-
-/** Prefix of the ids under which threads are staged while they are imported. */
-export const STAGING_PREFIX = "__transfer_staging__:";
 
 /** Rows per page of one thread's checkpoints, blobs or writes. */
 const PAGE = 200;
@@ -52,14 +51,15 @@ export class OurSource implements TransferSource {
 
   private threadCondition(): SQL[] {
     const entries = storedFilterEntries(this.selection.filter);
-    return entries.length > 0 ? [this.dialect.metadataMatches(entries)] : [];
+    // Rows an interrupted import left behind are not a thread (see target.ts).
+    const notStaged = notStaging(this.dialect.columns.checkpoints.threadId);
+    return entries.length > 0 ? [notStaged, this.dialect.metadataMatches(entries)] : [notStaged];
   }
 
   async countThreads(): Promise<number> {
     if (this.selection.threadIds) return new Set(this.selection.threadIds).size;
     const c = this.dialect.columns.checkpoints;
-    const conditions = this.threadCondition();
-    const where = conditions.length > 0 ? sql` where ${sql.join(conditions, sql` and `)}` : sql``;
+    const where = sql` where ${sql.join(this.threadCondition(), sql` and `)}`;
     const [row] = await this.dialect.query(
       sql`select count(distinct ${c.threadId}) as ${sql.identifier("n")} from ${c.table}${where}`,
     );
@@ -76,10 +76,45 @@ export class OurSource implements TransferSource {
       );
       return rows.map((row) => row.thread_id as string);
     });
-    for await (const threadId of ids) {
-      // Rows an interrupted import left behind are not a thread (see target.ts).
-      if (!this.selection.threadIds && threadId.startsWith(STAGING_PREFIX)) continue;
-      yield { threadId, records: this.thread(threadId) };
+    for await (const threadId of ids) yield { threadId, records: this.named(threadId) };
+  }
+
+  /**
+   * A thread's rows, read in pages with no snapshot across them; then a check that every
+   * checkpoint read is still there. A prune, sweep or delete that removed some meanwhile
+   * may have taken their values before the blobs were read: the thread then fails
+   * (ThreadChangedError), so what is exported is the thread as it was or nothing. A
+   * staging id named by the caller fails that thread (InvalidInputError).
+   */
+  private async *named(threadId: string): AsyncGenerator<TransferRecord> {
+    requireThreadId(threadId);
+    const read = new Set<string>();
+    for await (const record of this.thread(threadId)) {
+      if (record.kind === "checkpoint") read.add(tupleKey([record.ns, record.checkpointId]));
+      yield record;
+    }
+    await this.requireStillThere(threadId, read);
+  }
+
+  /** Throws ThreadChangedError unless every checkpoint in `read` (keys by tupleKey) is still stored. */
+  private async requireStillThere(threadId: string, read: Set<string>): Promise<void> {
+    const c = this.dialect.columns.checkpoints;
+    const select = sql.join(
+      [as(c.checkpointNs, "checkpoint_ns"), as(c.nsKey, "ns_key"), as(c.checkpointId, "checkpoint_id")],
+      sql`, `,
+    );
+    const order = [
+      { column: c.nsKey, key: "ns_key" },
+      { column: c.checkpointId, key: "checkpoint_id" },
+    ];
+    let found = 0;
+    for await (const row of this.pages(threadId, c, select, order)) {
+      if (read.has(tupleKey([row.checkpoint_ns, row.checkpoint_id]))) found++;
+    }
+    if (found < read.size) {
+      throw new ThreadChangedError(
+        `thread "${threadId}" changed while it was read: ${read.size - found} of its ${read.size} checkpoints were removed meanwhile (a prune, sweep or delete); nothing of it is exported, export it again`,
+      );
     }
   }
 
