@@ -56,17 +56,37 @@ export class UnsupportedDriverError extends CheckpointSaverError {
   override name = "UnsupportedDriverError";
 }
 
-/** `fromUrl` needs a driver package that is not installed; the message says what to install. */
-export class DriverNotInstalledError extends CheckpointSaverError {
-  override name = "DriverNotInstalledError";
+/** A package the call needs is not installed; the message says what to install. */
+export class MissingPackageError extends CheckpointSaverError {
+  override name = "MissingPackageError";
   constructor(
     message: string,
-    /** The packages that would serve the URL, preferred first. */
+    /** The packages that would serve, preferred first. */
     readonly packages: string[],
     options?: ErrorOptions,
   ) {
     super(message, options);
   }
+}
+
+/** `fromUrl` found no installed driver for the URL's scheme (`packages`: the drivers that would serve it). */
+export class DriverNotInstalledError extends MissingPackageError {
+  override name = "DriverNotInstalledError";
+}
+
+/** A target thread that already holds other content, and no `replace` was asked for. */
+export class ThreadConflictError extends CheckpointSaverError {
+  override name = "ThreadConflictError";
+}
+
+/** A line of a transfer file over the line bound; reading can go on at the next line. */
+export class LineTooLongError extends InvalidInputError {
+  override name = "LineTooLongError";
+}
+
+/** A transfer file's stream itself failed (a directory, an I/O error): nothing after this point can be read. */
+export class FileReadError extends InvalidInputError {
+  override name = "FileReadError";
 }
 
 /** The database's own message, below drizzle's "Failed query: <the whole SQL>" wrapper. */
@@ -123,4 +143,27 @@ export function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (typeof value !== "object") return typeof value;
   return value.constructor?.name ?? "an object";
+}
+
+/**
+ * An error of the command line whose message is meant for the user as is (no stack
+ * trace); `exitCode` is the process's (src/cli/errors.ts: 1 the operation failed).
+ */
+export class CliError extends CheckpointSaverError {
+  override name = "CliError";
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The command line itself is wrong (unknown option, malformed filter, bad URL): exit code 2. */
+export class UsageError extends CliError {
+  override name = "UsageError";
+  constructor(message: string) {
+    super(message, 2);
+  }
 }

@@ -83,3 +83,25 @@ describe("the layer check", () => {
     TIMEOUT,
   );
 });
+
+describe("the errors module", () => {
+  it("declares every error class of src/, each a CheckpointSaverError", async () => {
+    const errors = await import("../src/errors.js");
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const files = readdirSync(join(root, "src"), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".ts"),
+    );
+    const elsewhere = files.filter(
+      (file) =>
+        file !== "errors.ts" &&
+        /\bexport class \w+ extends \w*Error\b/.test(readFileSync(join(root, "src", file), "utf8")),
+    );
+    expect(elsewhere).toEqual([]);
+    const classes = Object.values(errors).filter(
+      (value) => typeof value === "function" && /^class /.test(String(value)),
+    );
+    expect(classes.length).toBeGreaterThan(10);
+    for (const type of classes.filter((type) => type !== errors.CheckpointSaverError))
+      expect(type.prototype).toBeInstanceOf(errors.CheckpointSaverError);
+  });
+});

@@ -1,4 +1,5 @@
 /** Errors the CLI reports as one line on stderr, and the exit codes it uses. */
+import { CliError } from "../errors.js";
 import { redactText, redactUrl } from "./redact.js";
 
 export const EXIT_OK = 0;
@@ -7,24 +8,8 @@ export const EXIT_FAILURE = 1;
 /** The command line is wrong: unknown option, malformed filter, bad duration or URL. */
 export const EXIT_USAGE = 2;
 
-/** An error whose message is meant for the user as is (no stack trace). */
-export class CliError extends Error {
-  override name = "CliError";
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT_FAILURE,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-export class UsageError extends CliError {
-  override name = "UsageError";
-  constructor(message: string) {
-    super(message, EXIT_USAGE);
-  }
-}
+// The CLI's error classes live with every other error (src/errors.ts); their exit codes are the ones above.
+export { CliError, UsageError } from "../errors.js";
 
 /** Error codes of a server that cannot be reached (Node sockets, postgres.js, mysql2). */
 const UNREACHABLE: Record<string, string> = {

@@ -21,7 +21,5 @@ export type {
   WriteRecord,
 } from "./records.js";
 export type { FileReadOptions } from "./sources/file.js";
-export { DEFAULT_MAX_LINE_BYTES, FileReadError, LARGEST_MAX_LINE_BYTES, LineTooLongError } from "./sources/lines.js";
-export { MissingPackageError } from "./sources/official.js";
+export { DEFAULT_MAX_LINE_BYTES, LARGEST_MAX_LINE_BYTES } from "./sources/lines.js";
 export { type DatabaseSourceOptions, SOURCE_FORMATS, type SourceFormat } from "./sources/open.js";
-export { ThreadConflictError } from "./target.js";

@@ -1,18 +1,13 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
-import { CheckpointSaverError } from "../errors.js";
+import { ThreadConflictError } from "../errors.js";
 import { requireThreadId, STAGING_PREFIX } from "../savers/values/reserved.js";
 import { writeRowColumns } from "../savers/write/write-statements.js";
 import { recordLine } from "./format.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
 import { OurSource } from "./sources/ours.js";
 import { BATCH, BATCH_BYTES, canonical, recordBytes, stagedInserts } from "./staged-rows.js";
-
-/** A target thread that already holds other content, and no `replace` was asked for. */
-export class ThreadConflictError extends CheckpointSaverError {
-  override name = "ThreadConflictError";
-}
 
 export { BATCH_BYTES } from "./staged-rows.js";
 

@@ -9,13 +9,13 @@ import type { ResolvedPolicy, SweepOptions, SweepOutcome, SweepProgress, SweepRe
 /** Thrown by a claim's precondition when the thread is not idle, pinned, or held by another transaction. */
 class NotClaimed extends Error {}
 
-/** How `handle` decides that a thread may go: its row's `updated_at` is before `cutoff` and it is not pinned. */
 /** Where a scan of idle threads stopped: the last thread's `updated_at` (milliseconds) and id. */
 interface ScanCursor {
   updatedAt: number;
   threadId: string;
 }
 
+/** How `handle` decides that a thread may go: its row's `updated_at` is before `cutoff` and it is not pinned. */
 export interface Claim {
   threadId: string;
   /** A value comparable with `updated_at` (Dialect.millisAgo or epochMillis). */

@@ -1,6 +1,6 @@
 import { createReadStream, existsSync } from "node:fs";
 import type { Readable } from "node:stream";
-import { InvalidInputError } from "../../errors.js";
+import { FileReadError, InvalidInputError, LineTooLongError } from "../../errors.js";
 import { checkHeader, type FileLine, parseLine } from "../format.js";
 import {
   countRecord,
@@ -10,7 +10,7 @@ import {
   type TransferRecord,
   type TransferSource,
 } from "../records.js";
-import { checkMaxLineBytes, FileReadError, LineReader, LineTooLongError } from "./lines.js";
+import { checkMaxLineBytes, LineReader } from "./lines.js";
 
 export interface FileReadOptions {
   /** The longest line read, in bytes; a longer one fails its thread (default 256 MiB, DEFAULT_MAX_LINE_BYTES). */

@@ -8,7 +8,7 @@
 import { constants } from "node:buffer";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { InvalidInputError } from "../../errors.js";
+import { FileReadError, InvalidInputError, LineTooLongError } from "../../errors.js";
 
 /**
  * Default bound on a line, in bytes: a row whose value is up to 192 MiB (base64
@@ -27,16 +27,6 @@ export function checkMaxLineBytes(value: number | undefined): number {
     throw new InvalidInputError(`maxLineBytes must be an integer from 1 to ${LARGEST_MAX_LINE_BYTES}, not ${value}`);
   }
   return value;
-}
-
-/** A line over the bound; reading can go on at the next line. */
-export class LineTooLongError extends InvalidInputError {
-  override name = "LineTooLongError";
-}
-
-/** The stream itself failed (a directory, an I/O error): nothing after this point can be read. */
-export class FileReadError extends InvalidInputError {
-  override name = "FileReadError";
 }
 
 const NEWLINE = 0x0a;

@@ -1,12 +1,7 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { CheckpointSaverError, InvalidInputError, SerializationError } from "../../errors.js";
+import { InvalidInputError, MissingPackageError, SerializationError } from "../../errors.js";
 import type { CheckpointRecord, WriteRecord } from "../records.js";
 import { convertVersions, type OfficialCheckpoint } from "../versions.js";
-
-/** The package that reads an official saver's data is needed but not installed. */
-export class MissingPackageError extends CheckpointSaverError {
-  override name = "MissingPackageError";
-}
 
 /** A saver class whose constructor only stores its connection (true of both official savers). */
 type SaverClass = new (connection: never) => { serde: SerializerProtocol };
@@ -25,6 +20,7 @@ export async function officialSerde(pkg: "postgres" | "sqlite"): Promise<Seriali
   } catch (error) {
     throw new MissingPackageError(
       `reading the official ${pkg === "postgres" ? "PostgreSQL" : "SQLite"} saver's data needs its package: npm install ${name}`,
+      [name],
       { cause: error },
     );
   }
