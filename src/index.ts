@@ -1,3 +1,7 @@
+/**
+ * The package's entry point: the saver, its options and result types, the errors, the
+ * serializer and the transfer functions.
+ */
 export type { TableStats } from "./dialects/dialect.js";
 export {
   CheckpointSaverError,

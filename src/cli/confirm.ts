@@ -1,3 +1,7 @@
+/**
+ * Asking before a command deletes: --yes goes ahead, a terminal gets a y/N question, and
+ * anywhere else the command refuses with exit code 2.
+ */
 import { createInterface } from "node:readline";
 import { CliError, UsageError } from "./errors.js";
 import { escapeTerminal } from "./terminal-text.js";

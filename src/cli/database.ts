@@ -1,3 +1,7 @@
+/**
+ * Opening the database a command names (--url or LANGGRAPH_CHECKPOINT_URL): a saver that
+ * is always closed afterwards, and the checks that the checkpoint tables exist.
+ */
 import { existsSync } from "node:fs";
 import { sqliteFile } from "../database-family.js";
 import { DriverNotInstalledError, DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "../index.js";

@@ -1,3 +1,7 @@
+/**
+ * Where the checkpoint tables are, from --table-prefix, --schema and the --migrations-*
+ * options or their environment variables, turned into the saver's options.
+ */
 import { type DatabaseFamily, databaseFamily } from "../database-family.js";
 import { type DrizzleSaverOptions, InvalidInputError } from "../index.js";
 import { checkpointTables as mysqlTables } from "../schema/mysql.js";

@@ -1,7 +1,6 @@
+/** Parsers for option values; each throws commander's InvalidArgumentError (exit code 2). */
 import { InvalidArgumentError } from "commander";
 import { parseDuration } from "../duration.js";
-
-/** Parsers for option values; each throws commander's InvalidArgumentError (exit code 2). */
 
 /** A metadata filter built from repeated `key=value` arguments. */
 export type Filter = Record<string, unknown>;

@@ -1,3 +1,7 @@
+/**
+ * What the CLI prints on stdout: escaped lines and JSON lines, tables sized from their first
+ * rows, and decoded values made JSON-safe.
+ */
 import { isBaseMessage } from "@langchain/core/messages";
 import { escapeTerminal } from "./terminal-text.js";
 

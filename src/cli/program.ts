@@ -1,3 +1,7 @@
+/**
+ * The command line's commands and options, declared with commander; each command's work is
+ * in commands/.
+ */
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { history, show, type ThreadsOptions, threads } from "./commands/inspect.js";

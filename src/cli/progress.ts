@@ -1,3 +1,7 @@
+/**
+ * Progress bars on stderr for the commands that go through many threads (--progress /
+ * --no-progress).
+ */
 import cliProgress from "cli-progress";
 
 export interface Progress {

@@ -1,3 +1,7 @@
+/**
+ * Opens an SQLite file read-only for the commands that only read, so that reading never
+ * switches the file to WAL nor creates it.
+ */
 import type BetterSqlite3 from "better-sqlite3";
 import { DrizzleSaver, type DrizzleSaverOptions } from "../index.js";
 import { CliError, EXIT_FAILURE } from "./errors.js";

@@ -1,3 +1,8 @@
+/**
+ * The `Dialect` interface: the SQL pieces that differ between PostgreSQL, MySQL/MariaDB
+ * and SQLite, which the savers ask for instead of branching on the database, and the
+ * columns of the tables they work on.
+ */
 import type { Column, SQL, Table } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import type { Executor, Row, Runner } from "../sql/executor.js";

@@ -1,3 +1,7 @@
+/**
+ * Exact JSON equality in SQL for the dialects without a native deep comparison (MySQL,
+ * SQLite): a metadata filter value expanded into one test per node of the document.
+ */
 import { type SQL, sql } from "drizzle-orm";
 import type { JsonValue } from "../sql/json.js";
 

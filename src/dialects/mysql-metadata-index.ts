@@ -1,8 +1,3 @@
-import { createHash } from "node:crypto";
-import { type Column, type SQL, sql } from "drizzle-orm";
-import type { MySqlMetadataIndexTable } from "../schema/mysql.js";
-import type { JsonValue } from "../sql/json.js";
-
 /**
  * An index-backed metadata filter for MySQL and MariaDB, for any table with a JSON
  * metadata column keyed by (thread_id, ns_hash, <id>). MariaDB has no multi-valued
@@ -13,6 +8,10 @@ import type { JsonValue } from "../sql/json.js";
  * (put, copy, prune, import, a delete by hand) keeps it exact in the same transaction.
  * A filter then narrows with the side table and still tests the JSON itself exactly.
  */
+import { createHash } from "node:crypto";
+import { type Column, type SQL, sql } from "drizzle-orm";
+import type { MySqlMetadataIndexTable } from "../schema/mysql.js";
+import type { JsonValue } from "../sql/json.js";
 
 /** Keys with generated, indexed columns on the checkpoints table: never in the side table. */
 const GENERATED_KEYS = ["source", "step", "run_id"];

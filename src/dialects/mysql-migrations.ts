@@ -1,8 +1,3 @@
-import { type SQL, sql } from "drizzle-orm";
-import type { MigrationMeta } from "drizzle-orm/migrator";
-import type { Executor, Runner } from "../sql/executor.js";
-import type { Dialect } from "./dialect.js";
-
 /**
  * MySQL and MariaDB commit each DDL statement on its own (one statement is atomic,
  * a migration of several is not), so a setup() killed half-way used to leave tables
@@ -19,6 +14,10 @@ import type { Dialect } from "./dialect.js";
  * counts as done. Without a progress row nothing is tolerated: a table of the same
  * name that was not made by us is still an error.
  */
+import { type SQL, sql } from "drizzle-orm";
+import type { MigrationMeta } from "drizzle-orm/migrator";
+import type { Executor, Runner } from "../sql/executor.js";
+import type { Dialect } from "./dialect.js";
 
 /** Server errors meaning a DDL statement's effect is already there. */
 const ALREADY_DONE = new Set([

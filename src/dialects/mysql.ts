@@ -1,3 +1,8 @@
+/**
+ * The MySQL and MariaDB dialect: namespaces and task ids keyed by their SHA-256, metadata
+ * filters through JSON paths both servers accept, and transactions run again when InnoDB
+ * picks them as deadlock victims.
+ */
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
 import { InvalidInputError } from "../errors.js";

@@ -1,3 +1,8 @@
+/**
+ * The PostgreSQL dialect: a few writes combined into one statement of CTEs (one round
+ * trip), longer units in a transaction, an advisory lock around migrations, and retries
+ * after a deadlock or serialization failure.
+ */
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";

@@ -1,3 +1,8 @@
+/**
+ * The SQLite dialect (better-sqlite3, libSQL, Cloudflare D1): metadata filters through
+ * json_each, and atomic units as BEGIN IMMEDIATE transactions or, on batch-only D1, as
+ * batches whose precondition is a statement that fails the batch.
+ */
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import { UnsupportedDriverError } from "../errors.js";
 import type { SQLiteCheckpointTables } from "../schema/sqlite.js";

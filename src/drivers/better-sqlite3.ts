@@ -1,3 +1,7 @@
+/**
+ * The executor for better-sqlite3: statements kept prepared per connection, and one gate
+ * per database file so this process's connections never wait on each other's lock.
+ */
 import { resolve } from "node:path";
 import type { Executor, ExecutorOptions, Row, SyncRunner } from "../sql/executor.js";
 import { LruCache } from "../sql/statements.js";

@@ -1,3 +1,7 @@
+/**
+ * The executor for Cloudflare D1: statements through the binding, kept within D1's 100
+ * parameters, and atomic units as batches, since D1 has no interactive transactions.
+ */
 import type { SQL } from "drizzle-orm";
 import { UnsupportedDriverError } from "../errors.js";
 import type { Executor, ExecutorOptions, Row } from "../sql/executor.js";

@@ -1,3 +1,7 @@
+/**
+ * Keeps the parameter values of a failed statement, which may hold checkpoint state and
+ * secrets, out of its error unless LANGGRAPH_CHECKPOINT_DEBUG=1 is set.
+ */
 import type { Executor, Runner } from "../sql/executor.js";
 import type { CompiledQuery, Statement } from "../sql/statements.js";
 

@@ -1,3 +1,7 @@
+/**
+ * The executor for libSQL (@libsql/client, local `file:` databases): statements and write
+ * transactions through the client's public API.
+ */
 import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";

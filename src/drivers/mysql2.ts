@@ -1,3 +1,7 @@
+/**
+ * The executor for mysql2, pool or single connection: statements through drizzle's session
+ * with their values written as literals no sql_mode changes, transactions at READ COMMITTED.
+ */
 import { type SQL, sql } from "drizzle-orm";
 import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
 import { inlineParameters } from "../sql/mysql-literals.js";

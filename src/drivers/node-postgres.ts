@@ -1,3 +1,7 @@
+/**
+ * The executor for node-postgres (`pg`): a `Pool` as it is, a single `Client` gated so its
+ * transactions exclude its other statements.
+ */
 import type { Executor, ExecutorOptions } from "../sql/executor.js";
 import { clientOf } from "./drizzle-internals.js";
 import { oneConnection } from "./one-connection.js";

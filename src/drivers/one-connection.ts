@@ -1,3 +1,7 @@
+/**
+ * Makes an executor's statements wait while a transaction is open on the one connection
+ * they share (SQLite, a node-postgres `Client`, a mysql2 `Connection`).
+ */
 import type { Executor } from "../sql/executor.js";
 
 /** The transaction open on a connection (or on a database file, see better-sqlite3.ts), if any. */

@@ -1,3 +1,7 @@
+/**
+ * Runs statements of any drizzle PostgreSQL database through drizzle's session,
+ * unprepared; the PostgreSQL executors build on it.
+ */
 import type { SQL } from "drizzle-orm";
 import type { Executor, ExecutorOptions, Runner } from "../sql/executor.js";
 import type { CompiledQuery, Statement } from "../sql/statements.js";

@@ -1,3 +1,4 @@
+/** The executor for PGlite, PostgreSQL in-process. */
 import type { Executor, ExecutorOptions } from "../sql/executor.js";
 import { pgSessionExecutor } from "./pg-session.js";
 

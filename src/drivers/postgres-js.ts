@@ -1,3 +1,7 @@
+/**
+ * The executor for postgres.js: statements sent as named prepared statements, and a
+ * statement outside a transaction run once more when its pooled connection was dead.
+ */
 import type { Executor, ExecutorOptions, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";

@@ -1,3 +1,8 @@
+/**
+ * The executor over one SQLite connection, for better-sqlite3 and the public-API fallback:
+ * BEGIN IMMEDIATE transactions, and on a synchronous driver one commit for the units queued
+ * in the same turn of the event loop.
+ */
 import { sql } from "drizzle-orm";
 import type { Executor, Row, Runner, SyncRunner, TransactionStyle } from "../sql/executor.js";
 import type { Bound, Statement } from "../sql/statements.js";

@@ -1,3 +1,4 @@
+/** The options of `DrizzleSaver` and of `DrizzleSaver.fromUrl`. */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { SpiderOptions } from "../spider/migrations.js";
 import type { UrlDriver } from "../wiring/connect.js";

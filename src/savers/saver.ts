@@ -1,3 +1,8 @@
+/**
+ * `DrizzleSaver`, the LangGraph checkpoint saver: resolves the dialect and executor of a
+ * drizzle database and hands each method to the feature modules beside it (read/, write/,
+ * values/, threads/, migrations/).
+ */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,

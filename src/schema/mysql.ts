@@ -1,3 +1,7 @@
+/**
+ * The drizzle definitions of the checkpoint tables for MySQL and MariaDB, published as
+ * `langgraph-checkpoint-drizzle/mysql`, with the optional metadata index side table.
+ */
 import { sql } from "drizzle-orm";
 import {
   bigint,

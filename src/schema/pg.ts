@@ -1,3 +1,7 @@
+/**
+ * The drizzle definitions of the checkpoint tables for PostgreSQL, published as
+ * `langgraph-checkpoint-drizzle/pg`.
+ */
 import {
   boolean,
   customType,

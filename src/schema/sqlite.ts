@@ -1,3 +1,7 @@
+/**
+ * The drizzle definitions of the checkpoint tables for SQLite, published as
+ * `langgraph-checkpoint-drizzle/sqlite`.
+ */
 import { sql } from "drizzle-orm";
 import { blob, index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 

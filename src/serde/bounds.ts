@@ -1,3 +1,7 @@
+/**
+ * Checks on stored values before they are decoded: a nesting depth limit, and MessagePack
+ * lengths that must fit the bytes that follow, so a crafted row cannot exhaust the stack or memory.
+ */
 import { SerializationError } from "../errors.js";
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * Reading values stored in LangGraph's JSON format by our own rules: JsonPlusSerializer
+ * would instantiate any langchain_core class a stored record names.
+ */
 import { DeltaSnapshot } from "@langchain/langgraph-checkpoint";
 import { SerializationError } from "../errors.js";
 import { checkJsonDepth, MAX_NESTING_DEPTH } from "./bounds.js";

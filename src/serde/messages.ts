@@ -1,3 +1,7 @@
+/**
+ * LangChain messages in stored values: the allowlist of message classes that may be
+ * revived, and the compact form a message is stored in.
+ */
 import {
   AIMessage,
   AIMessageChunk,

@@ -1,3 +1,7 @@
+/**
+ * `MsgpackSerializer`, the saver's default serializer: MessagePack with extension types for
+ * what JSON loses, and reading of LangGraph's JSON format and raw bytes.
+ */
 import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { Decoder, Encoder, ExtData, ExtensionCodec } from "@msgpack/msgpack";
 import { SerializationError } from "../errors.js";

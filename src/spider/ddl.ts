@@ -1,3 +1,7 @@
+/**
+ * The DDL of a MariaDB Spider head: a `CREATE SERVER` for each data node, and head tables
+ * derived from a node's `SHOW CREATE TABLE`.
+ */
 import { createHash } from "node:crypto";
 import { databaseFamily } from "../database-family.js";
 import { InvalidInputError } from "../errors.js";

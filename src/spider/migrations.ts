@@ -1,3 +1,7 @@
+/**
+ * `setup()` on a MariaDB Spider head (the saver's `spider` option): migrates every data
+ * node, then builds the head's Spider tables from the first node's.
+ */
 import { sql } from "drizzle-orm";
 import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";

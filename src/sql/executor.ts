@@ -1,3 +1,7 @@
+/**
+ * The `Executor` interface between dialects and drivers: how statements and transactions
+ * run on one driver. A dialect builds the SQL; an executor only runs it.
+ */
 import type { SQL } from "drizzle-orm";
 import type { CompiledQuery, Statement } from "./statements.js";
 

@@ -1,3 +1,7 @@
+/**
+ * The values of a MySQL statement written into its text as literals no sql_mode changes
+ * (hexadecimal text and bytes, plain numbers), instead of mysql2's backslash escaping.
+ */
 import type { CompiledQuery } from "./statements.js";
 
 /**

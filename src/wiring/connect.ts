@@ -1,3 +1,7 @@
+/**
+ * Opens the connection of `DrizzleSaver.fromUrl`: the first installed driver for the URL's
+ * scheme, set up for the saver (postgres.js options, MySQL READ COMMITTED, SQLite WAL).
+ */
 import { pathToFileURL } from "node:url";
 import { type DatabaseFamily, databaseFamily, sqliteFile, urlScheme } from "../database-family.js";
 import { readCommittedPools } from "../drivers/mysql2.js";

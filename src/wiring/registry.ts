@@ -1,3 +1,7 @@
+/**
+ * Picks the dialect from the class of a drizzle database and the executor from its driver;
+ * the supported drivers are listed here, one line each.
+ */
 import { is } from "drizzle-orm";
 import {
   type MySqlDatabase,

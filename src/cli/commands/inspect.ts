@@ -1,3 +1,7 @@
+/**
+ * The read-only commands `threads`, `history` and `show`: the threads of a database, the
+ * checkpoints of one thread, and the decoded values and pending writes of one checkpoint.
+ */
 import type { ChannelVersions, CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { DrizzleSaver, SortOrder, ThreadInfo, ThreadSortKey } from "../../index.js";
 import { withSaver } from "../database.js";

@@ -1,3 +1,7 @@
+/**
+ * The `copy`, `prune` and `expire` commands: copy a thread to new ids, trim or delete
+ * threads given by id, and prune or delete every thread idle since a date.
+ */
 import type { DrizzleSaver } from "../../index.js";
 import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";

@@ -1,3 +1,7 @@
+/**
+ * The `migrate` command: applies the pending shipped migrations (on a Spider head, to its
+ * data nodes too), lists them with --dry-run, and names the migration that failed.
+ */
 import { existsSync } from "node:fs";
 import { databaseFamily } from "../../database-family.js";
 import type { DrizzleSaver, MigrationInfo } from "../../index.js";

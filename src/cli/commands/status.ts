@@ -1,3 +1,7 @@
+/**
+ * The `status` command: applied and pending migrations, row counts and table sizes; with
+ * --check, a CI gate that fails while a migration is pending.
+ */
 import type { DrizzleSaver, TableStats } from "../../index.js";
 import { customTablesExist, missingCustomTables, withSaver } from "../database.js";
 import { CliError, redactUrl } from "../errors.js";

@@ -1,3 +1,7 @@
+/**
+ * The `import` and `export` commands, over src/transfer: threads copied in from another
+ * database or an export file, and written out as JSON lines.
+ */
 import { type Command, Option } from "commander";
 import {
   type DatabaseSourceOptions,

@@ -1,3 +1,7 @@
+/**
+ * Stops the first migration when tables of our names exist that our migrations table does
+ * not account for (most likely LangGraph's official saver's), before anything changes.
+ */
 import { sql } from "drizzle-orm";
 import type { Dialect, MigrationOptions } from "../../dialects/dialect.js";
 import { ExistingTablesError } from "../../errors.js";

@@ -1,9 +1,8 @@
+/** Where the shipped migrations are, and what a migrations folder holds. */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CheckpointSaverError, type MigrationInfo } from "../../errors.js";
-
-/** Where the shipped migrations are, and what a migrations folder holds. */
 
 /** The database families that ship migrations, by folder name under migrations/. */
 export type MigrationsFamily = "pg" | "mysql" | "sqlite";

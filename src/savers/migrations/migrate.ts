@@ -1,3 +1,7 @@
+/**
+ * Applying the shipped drizzle-kit migrations under the dialect's lock, and reading which
+ * of them are applied: what `setup()` and `migrationStatus()` run.
+ */
 import { sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { readMigrationFiles } from "drizzle-orm/migrator";

@@ -1,3 +1,7 @@
+/**
+ * `getDeltaChannelHistory`: a checkpoint's parent chain walked in one recursive query
+ * instead of one `getTuple` per ancestor.
+ */
 import {
   type CheckpointPendingWrite,
   compareWritesSortKeys,

@@ -1,3 +1,7 @@
+/**
+ * The queries that fetch a page of checkpoints with their pending writes and blobs: one
+ * statement where the dialect can name the blobs in SQL, else a few plain ones by key.
+ */
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "../../sql/statements.js";

@@ -1,3 +1,7 @@
+/**
+ * The read path, `getTuple` and `list`: the conditions of a page from the config and the
+ * list options, and the rows of a page turned into checkpoint tuples.
+ */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   type Checkpoint,

@@ -1,3 +1,7 @@
+/**
+ * Thread lifecycle: copy a thread, prune or delete its checkpoints, delete by run, expire
+ * idle threads; every change to a thread is one atomic unit.
+ */
 import { type Column, getTableColumns, getTableName, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";

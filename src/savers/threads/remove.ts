@@ -1,3 +1,7 @@
+/**
+ * Deletes chosen checkpoints of one thread with their writes and the blobs no remaining
+ * checkpoint references, re-linking the survivors; pruning, expiry and sweeps use it.
+ */
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import { inPieces } from "../../sql/statements.js";

@@ -1,3 +1,7 @@
+/**
+ * Retention policies: the saver's `retention` option and the options of `sweep()` and
+ * `startSweeper()`, checked and resolved to milliseconds and defaults.
+ */
 import { parseDuration } from "../../duration.js";
 import { InvalidInputError } from "../../errors.js";
 

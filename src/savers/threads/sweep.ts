@@ -1,3 +1,7 @@
+/**
+ * One retention pass: idle unpinned threads found on the per-thread table, each deleted or
+ * pruned in a unit that claims its row and checks again under the lock that it is idle.
+ */
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";

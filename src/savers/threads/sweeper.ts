@@ -1,3 +1,7 @@
+/**
+ * The background sweepers of `startSweeper()`: a pass, then another one an interval after
+ * it ends, on a timer that never keeps the process alive; `close()` stops them all.
+ */
 import { InvalidInputError } from "../../errors.js";
 import type { SweeperHandle, SweeperOptions, SweepOptions, SweepResult } from "./retention.js";
 

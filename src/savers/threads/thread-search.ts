@@ -1,3 +1,7 @@
+/**
+ * `searchThreads` and `countThreads`: threads read from the per-thread table, filtered
+ * on the metadata of their newest root checkpoint, sorted and paged.
+ */
 import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";

@@ -1,3 +1,7 @@
+/**
+ * `listThreads`: the threads with checkpoints matching a metadata filter, in id order, with
+ * the count and newest of those checkpoints, streamed in pages.
+ */
 import { sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";

@@ -1,3 +1,7 @@
+/**
+ * Reading incremental values back: the base rows a page's deltas extend, fetched in one
+ * query, and each value reassembled from its chain.
+ */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";

@@ -1,6 +1,3 @@
-import { InvalidInputError } from "../../errors.js";
-import type { JsonValue } from "../../sql/json.js";
-
 /**
  * Metadata is stored in the database's JSON type so filters run in SQL. Two
  * transformations make that exact and portable, applied to stored metadata and to
@@ -9,6 +6,8 @@ import type { JsonValue } from "../../sql/json.js";
  * - strings a database cannot hold in JSON (U+0000, lone surrogates) are escaped
  *   behind a marker that ordinary text never starts with.
  */
+import { InvalidInputError } from "../../errors.js";
+import type { JsonValue } from "../../sql/json.js";
 
 const MARKER = "\u{10FFFD}json:";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what must be found.

@@ -1,3 +1,7 @@
+/**
+ * Decoding stored values; a row that cannot be decoded fails only the read that meets it,
+ * with a SerializationError naming the row.
+ */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { SerializationError } from "../../errors.js";
 import { asBytes, type CheckpointKey } from "./values.js";

@@ -1,8 +1,7 @@
+/** Input validation and small conversions shared by the saver's modules. */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type Column, type SQL, sql } from "drizzle-orm";
 import { describeValue, InvalidInputError } from "../../errors.js";
-
-/** Input validation and small conversions shared by the saver's modules. */
 
 /** Longest id accepted for threads, checkpoints and tasks (every dialect indexes 255). */
 const MAX_ID_LENGTH = 255;

@@ -1,3 +1,7 @@
+/**
+ * Channel versions: the next version a `put` gives a channel, and how integer versions
+ * written by other savers are read and stored beside ours.
+ */
 import { randomInt } from "node:crypto";
 import type { Checkpoint } from "@langchain/langgraph-checkpoint";
 

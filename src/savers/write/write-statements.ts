@@ -1,3 +1,7 @@
+/**
+ * The statements of the write path (the thread row's upsert, the blob, checkpoint and
+ * pending-write inserts, the parent check), each a template compiled once per shape.
+ */
 import { type Column, sql } from "drizzle-orm";
 import type { BlobColumns, CheckpointColumns, Dialect, Precondition, WriteColumns } from "../../dialects/dialect.js";
 import { MissingParentError } from "../../errors.js";

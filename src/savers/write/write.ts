@@ -1,3 +1,7 @@
+/**
+ * The write path, `put` and `putWrites`: checks the input, serialises it (as deltas where
+ * a value extends an array this process knows) and writes each call as one atomic unit.
+ */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   type ChannelVersions,
