@@ -1,3 +1,7 @@
+/**
+ * exportThreads and importThreads: reads threads from a source and writes them to a file or a target database,
+ * thread by thread, with progress and per-thread failures.
+ */
 import type { Readable, Writable } from "node:stream";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError } from "../errors.js";

@@ -1,13 +1,13 @@
-import { InvalidInputError } from "../errors.js";
-import { parseStoredChain } from "../savers/values/deltas.js";
-import type { RecordCounts, TransferRecord } from "./records.js";
-
 /**
  * The transfer file: JSON Lines, documented in docs/transfer-format.md. A header,
  * then for each thread a `thread` line, its rows, and an `end` line with their
  * counts (or an `abort` line when the exporter could not read the thread), then a
  * `footer` line. Byte values are base64 of what our serializer wrote.
  */
+import { InvalidInputError } from "../errors.js";
+import { parseStoredChain } from "../savers/values/deltas.js";
+import type { RecordCounts, TransferRecord } from "./records.js";
+
 export const FORMAT_NAME = "langgraph-checkpoint-drizzle/transfer";
 export const FORMAT_VERSION = 1;
 

@@ -1,3 +1,4 @@
+/** The transfer API the package exports: export and import of threads, the file format's records and limits. */
 export {
   type ExportOptions,
   type ExportSummary,

@@ -1,3 +1,7 @@
+/**
+ * The import target: writes each thread under a staging id, then renames it into place in one atomic unit (or
+ * replaces the old thread).
+ */
 import { createHash, randomUUID } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";

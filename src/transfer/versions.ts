@@ -1,6 +1,3 @@
-import { createHash } from "node:crypto";
-import { InvalidInputError } from "../errors.js";
-
 /**
  * The official savers keep LangGraph's integer channel versions (1, 2, 3, ...); ours
  * are "<counter, 32 digits>.<suffix, 16 digits>" (src/savers/write/versions.ts), compared
@@ -9,6 +6,8 @@ import { InvalidInputError } from "../errors.js";
  * that the official SQLite saver stores under one integer in two branches of a thread
  * (a time-travel fork counts on from the same number): it is derived from the value.
  */
+import { createHash } from "node:crypto";
+import { InvalidInputError } from "../errors.js";
 
 const OURS = /^\d{32}\.\d{16}$/;
 export const ZERO_SUFFIX = "0".repeat(16);

@@ -1,3 +1,4 @@
+/** A transfer file as a source: reads and checks its lines (bounded in length) and yields each thread's records. */
 import { createReadStream, existsSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { FileReadError, InvalidInputError, LineTooLongError } from "../../errors.js";

@@ -1,3 +1,7 @@
+/**
+ * LangGraph's official PostgreSQL saver as a source: reads its tables page by page and converts each thread to our
+ * records.
+ */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { Sql } from "postgres";
 import {

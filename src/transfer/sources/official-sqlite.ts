@@ -1,3 +1,7 @@
+/**
+ * LangGraph's official SQLite saver as a source: reads its file page by page and converts each thread to our
+ * records.
+ */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { Database } from "better-sqlite3";
 import { InvalidInputError } from "../../errors.js";

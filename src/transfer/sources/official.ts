@@ -1,3 +1,7 @@
+/**
+ * What both official savers' sources share: their serializer (from the optional official package) and the
+ * conversion of their rows.
+ */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError, MissingPackageError, SerializationError } from "../../errors.js";
 import type { CheckpointRecord, WriteRecord } from "../records.js";

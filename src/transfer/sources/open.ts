@@ -1,3 +1,4 @@
+/** Opens a source from a URL: which format its tables are in (ours, an official saver's), and a connection (SQLite read-only). */
 import { existsSync } from "node:fs";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { databaseFamily, sqliteFile } from "../../database-family.js";

@@ -1,3 +1,7 @@
+/**
+ * Our own tables as a source: each thread's checkpoints, values and writes read and re-checked so a thread is
+ * exported whole or not at all.
+ */
 import { type Column, type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { ThreadChangedError } from "../../errors.js";
