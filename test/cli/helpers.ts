@@ -3,9 +3,6 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import Database from "better-sqlite3";
-import mysql from "mysql2/promise";
-import postgres from "postgres";
 import { expect } from "vitest";
 import type { DialectName } from "../helpers/databases.js";
 
@@ -138,39 +135,7 @@ export function expectOneLineError(result: CliResult, code: number, pattern: Reg
   expect(result.stderr, context).not.toMatch(/\bat .+:\d+:\d+/);
 }
 
-/** Runs SQL on the database with its plain driver (no saver), for setting up failures and counting rows. */
-export async function rawQuery(
-  dialect: DialectName,
-  url: string,
-  statement: string,
-): Promise<Record<string, unknown>[]> {
-  if (dialect === "sqlite") {
-    const db = new Database(url);
-    try {
-      const prepared = db.prepare(statement);
-      if (prepared.reader) return prepared.all() as Record<string, unknown>[];
-      prepared.run();
-      return [];
-    } finally {
-      db.close();
-    }
-  }
-  if (dialect === "postgres") {
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      return [...(await sql.unsafe(statement))] as Record<string, unknown>[];
-    } finally {
-      await sql.end();
-    }
-  }
-  const connection = await mysql.createConnection(url);
-  try {
-    const [rows] = await connection.query(statement);
-    return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
-  } finally {
-    await connection.end();
-  }
-}
+export { rawQuery } from "../helpers/raw.js";
 
 /** Migrations in the shipped journal of a dialect, oldest first. */
 export function journalTags(dialect: DialectName): string[] {

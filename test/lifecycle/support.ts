@@ -22,6 +22,7 @@ import * as mysqlSchema from "../../src/schema/mysql.js";
 import * as pgSchema from "../../src/schema/pg.js";
 import * as sqliteSchema from "../../src/schema/sqlite.js";
 import { type DialectName, freshSaver, mysqlIdsAsText } from "../helpers/databases.js";
+import { openRaw, type RawDatabase } from "../helpers/raw.js";
 
 /**
  * Shared by the thread-lifecycle tests: a plain driver connection to read and
@@ -98,67 +99,7 @@ export async function withFreshSaver<T>(
 // Raw driver access.
 // ---------------------------------------------------------------------------
 
-export interface RawDatabase {
-  readonly dialect: DialectName;
-  /** Runs one statement with `?` placeholders; rows for a query, [] otherwise. */
-  query(text: string, params?: readonly unknown[]): Promise<Row[]>;
-  /** A quoted identifier. */
-  id(name: string): string;
-  close(): Promise<void>;
-}
-
-export async function openRaw(dialect: DialectName, url: string): Promise<RawDatabase> {
-  if (dialect === "postgres") {
-    const client = postgres(url, { max: 2, onnotice: () => {} });
-    return {
-      dialect,
-      async query(text, params = []) {
-        let n = 0;
-        const numbered = text.replace(/\?/g, () => `$${++n}`);
-        return (await client.unsafe(numbered, params as postgres.ParameterOrJSON<never>[])) as unknown as Row[];
-      },
-      id: (name) => `"${name}"`,
-      async close() {
-        await client.end();
-      },
-    };
-  }
-  if (dialect === "mysql") {
-    const pool = mysql.createPool({
-      uri: url,
-      charset: "utf8mb4",
-      supportBigNumbers: true,
-      connectionLimit: 2,
-      ...mysqlIdsAsText,
-    });
-    return {
-      dialect,
-      async query(text, params = []) {
-        const [rows] = await pool.query(text, params as unknown[]);
-        return Array.isArray(rows) ? (rows as Row[]) : [];
-      },
-      id: (name) => `\`${name}\``,
-      async close() {
-        await pool.end();
-      },
-    };
-  }
-  const sqlite = new Database(url);
-  sqlite.pragma("busy_timeout = 10000");
-  return {
-    dialect,
-    async query(text, params = []) {
-      const statement = sqlite.prepare(text);
-      if (statement.reader) return statement.all(...params) as Row[];
-      statement.run(...params);
-      return [];
-    },
-    id: (name) => `"${name}"`,
-    async close() {
-      sqlite.close();
-    },
-  };
-}
+export { openRaw, type RawDatabase };
 
 /** `(?, ?, ...)` for a list of values. */
 export function placeholders(values: readonly unknown[]): string {

@@ -4,11 +4,11 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Checkpoint } from "@langchain/langgraph-checkpoint";
-import Database from "better-sqlite3";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import type { DrizzleSaver } from "../../src/index.js";
 import type { DialectName } from "../helpers/databases.js";
+import { openRaw as openRawDatabase, type RawRow } from "../helpers/raw.js";
 
 /**
  * Shared pieces of the reliability suite: deterministic values, raw SQL access to
@@ -120,8 +120,6 @@ export function sha256(data: string | Uint8Array): string {
 // Raw SQL on the saver's database (never through the saver).
 // ---------------------------------------------------------------------------
 
-export type RawRow = Record<string, unknown>;
-
 export interface RowCounts {
   checkpoints: number;
   blobs: number;
@@ -163,36 +161,10 @@ export interface RawDb {
 const hash = (text: string) => createHash("sha256").update(text, "utf8").digest();
 
 export async function openRaw(dialect: DialectName, url: string): Promise<RawDb> {
-  let query: (text: string, params?: unknown[]) => Promise<RawRow[]>;
-  let close: () => Promise<void>;
-  if (dialect === "sqlite") {
-    const db = new Database(url);
-    db.pragma("busy_timeout = 10000");
-    query = async (text, params = []) => {
-      const statement = db.prepare(text);
-      if (statement.reader) return statement.all(...params) as RawRow[];
-      statement.run(...params);
-      return [];
-    };
-    close = async () => {
-      db.close();
-    };
-  } else if (dialect === "postgres") {
-    const client = postgres(url, { max: 1, onnotice: () => {} });
-    query = async (text, params = []) => {
-      let n = 0;
-      const numbered = text.replace(/\?/g, () => `$${++n}`);
-      return (await client.unsafe(numbered, params as never[])) as unknown as RawRow[];
-    };
-    close = () => client.end();
-  } else {
-    const connection = await mysql.createConnection({ uri: url, charset: "utf8mb4", supportBigNumbers: true });
-    query = async (text, params = []) => {
-      const [rows] = await connection.query(text, params);
-      return Array.isArray(rows) ? (rows as RawRow[]) : [];
-    };
-    close = () => connection.end();
-  }
+  // Ids as the driver returns them: these tests write rows as an attacker with table access would.
+  const raw = await openRawDatabase(dialect, url, { idsAsText: false });
+  const query = (text: string, params: unknown[] = []) => raw.query(text, params);
+  const close = () => raw.close();
   const q = (name: string) => (dialect === "mysql" ? `\`${name}\`` : `"${name}"`);
   const count = async (table: string) => Number((await query(`select count(*) as n from ${table}`))[0].n);
   const buffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

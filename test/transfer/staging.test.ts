@@ -144,6 +144,12 @@ describe.each(DIALECTS)("the staging prefix on %s", (dialect) => {
     expect(await saver.sweep({ idleFor: "1s", strategy: "keep_latest", dryRun: false })).toMatchObject({ scanned: 0 });
     await saver.deleteForRuns(["run-0"]);
     expect(await threadIds(saver)).toEqual([]);
+    // A list across threads, with and without a filter, shows none of the staged checkpoints.
+    for (const filter of [undefined, { run_id: "run-0" }]) {
+      const listed: string[] = [];
+      for await (const tuple of saver.list({}, { filter })) listed.push(tuple.config.configurable?.thread_id);
+      expect(listed, JSON.stringify(filter)).toEqual([]);
+    }
     expect(await saver.searchThreads()).toEqual([]);
     expect(await saver.countThreads()).toBe(0);
     expect(await saver.expireThreads({ idleSince: new Date() })).toBe(0);

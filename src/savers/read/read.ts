@@ -22,7 +22,7 @@ import type { Templates, Values } from "../../sql/statements.js";
 import { blobKey, type ReadValue, ValueAssembler } from "../values/delta-read.js";
 import type { DeltaCache } from "../values/deltas.js";
 import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
-import { requireThreadId } from "../values/reserved.js";
+import { notStaging, requireThreadId } from "../values/reserved.js";
 import { decodeStored, type StoredValuePlace } from "../values/stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "../values/values.js";
 import { nextChannelVersion, readCheckpointVersions } from "../write/versions.js";
@@ -104,6 +104,9 @@ export class CheckpointReader {
     };
     if (configurable.thread_id !== undefined) {
       condition("page.thread", requireThreadId(configurable.thread_id), (p) => sql`${c.threadId} = ${p}`);
+    } else {
+      // Across threads: never the rows of a thread an import is still staging.
+      conditions.push(notStaging(c.threadId));
     }
     const ns = optionalNamespace(configurable.checkpoint_ns);
     if (ns !== undefined) condition("page.ns", this.dialect.nsKey(ns), (p) => sql`${c.nsKey} = ${p}`);
