@@ -3,7 +3,7 @@
  * run on one driver. A dialect builds the SQL; an executor only runs it.
  */
 import type { SQL } from "drizzle-orm";
-import type { CompiledQuery, Statement } from "./statements.js";
+import { type CompiledQuery, MAX_STATEMENT_PARAMETERS, type Statement } from "./statements.js";
 
 export type Row = Record<string, unknown>;
 
@@ -72,6 +72,11 @@ export interface Executor extends Runner {
 export interface StatementLimits {
   /** Bound parameters per statement. */
   maxParameters: number;
+}
+
+/** Bound parameters one statement may hold on a driver: the family's bound, or the driver's own when lower. */
+export function parameterLimit(limits: StatementLimits | undefined): number {
+  return Math.min(MAX_STATEMENT_PARAMETERS, limits?.maxParameters ?? MAX_STATEMENT_PARAMETERS);
 }
 
 /** Runs statements of a synchronous driver: each returns when it has run. */

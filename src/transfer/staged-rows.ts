@@ -7,6 +7,8 @@ import type { Dialect } from "../dialects/dialect.js";
 import { serializeMetadata } from "../savers/values/metadata.js";
 import { requireId, toBuffer } from "../savers/values/values.js";
 import { blobRowColumns, checkpointRowColumns, writeRowColumns } from "../savers/write/write-statements.js";
+import { parameterLimit } from "../sql/executor.js";
+import { inPieces } from "../sql/statements.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
 
 /**
@@ -52,11 +54,8 @@ export interface StagedBatch {
 export function stagedInserts(dialect: Dialect, staging: string, batch: StagedBatch): SQL[] {
   const { blobs: b, checkpoints: c, writes: w } = dialect.columns;
   const inserts = <T>(records: T[], columns: number, insert: (rows: T[]) => SQL): SQL[] => {
-    const limits = dialect.executor.limits;
-    const size = limits ? Math.max(1, Math.floor(limits.maxParameters / columns)) : BATCH;
-    const statements: SQL[] = [];
-    for (let i = 0; i < records.length; i += size) statements.push(insert(records.slice(i, i + size)));
-    return statements;
+    const size = Math.min(BATCH, Math.max(1, Math.floor(parameterLimit(dialect.executor.limits) / columns)));
+    return inPieces(records, size).map(insert);
   };
   return [
     ...inserts(batch.blobs, blobRowColumns(b).length, (rows) =>

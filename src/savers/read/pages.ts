@@ -4,7 +4,8 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
-import { MAX_STATEMENT_PARAMETERS, type Statement, type Templates, type Values } from "../../sql/statements.js";
+import { parameterLimit } from "../../sql/executor.js";
+import type { Statement, Templates, Values } from "../../sql/statements.js";
 import { as, parseJsonColumn, rowKey, tupleKey } from "../values/values.js";
 
 /**
@@ -84,7 +85,7 @@ export async function queryPageByKeys(dialect: Dialect, templates: Templates, pa
   if (groups.size === 0) return [];
   const related: Row[] = [];
   // A driver with a lower limit (D1: 100) gets smaller pieces, so every key stays a bound parameter.
-  const limit = Math.min(MAX_STATEMENT_PARAMETERS, dialect.executor.limits?.maxParameters ?? MAX_STATEMENT_PARAMETERS);
+  const limit = parameterLimit(dialect.executor.limits);
   for (const piece of pieces([...groups.values()], limit)) {
     related.push(...(await relatedRows(dialect, templates, piece)));
   }
