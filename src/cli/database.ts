@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { sqliteFile } from "../database-family.js";
 import { DriverNotInstalledError, DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "../index.js";
 import { CliError, EXIT_FAILURE, rootCause, UsageError } from "./errors.js";
+import type { CliIo } from "./io.js";
 import { type Layout, resolveLayout } from "./layout.js";
 import { openSqliteReadOnly } from "./sqlite-readonly.js";
 
@@ -38,6 +39,8 @@ export interface OpenOptions {
   layout?: Layout;
   /** More options of the saver (the Spider shards for migrate). */
   saverOptions?: DrizzleSaverOptions;
+  /** Where a warning goes (pending migrations): the run's stderr. */
+  io: CliIo;
 }
 
 /** Opens the database; `run` gets the saver, which is always closed afterwards. */
@@ -64,7 +67,7 @@ export async function withSaver<T>(
     throw openFailure(error);
   }
   try {
-    if (options.requireSchema) await requireSchema(opened.saver, layout);
+    if (options.requireSchema) await requireSchema(opened.saver, layout, options.io);
     return await run(opened.saver);
   } finally {
     await opened.close().catch(() => {});
@@ -80,7 +83,7 @@ function openFailure(error: unknown): unknown {
   return error;
 }
 
-async function requireSchema(saver: DrizzleSaver, layout: Layout): Promise<void> {
+async function requireSchema(saver: DrizzleSaver, layout: Layout, io: CliIo): Promise<void> {
   if (layout.custom) {
     if (!(await customTablesExist(saver))) throw missingCustomTables(layout);
     return;
@@ -90,7 +93,7 @@ async function requireSchema(saver: DrizzleSaver, layout: Layout): Promise<void>
     throw new CliError("the database has no checkpoint tables yet: run the migrate command first");
   }
   if (pending.length > 0) {
-    process.stderr.write(
+    io.stderr.write(
       `warning: ${pending.length} pending migration${pending.length === 1 ? "" : "s"} (${pending.map((m) => m.tag).join(", ")}): run the migrate command\n`,
     );
   }

@@ -3,22 +3,31 @@
  * rows, and decoded values made JSON-safe.
  */
 import { isBaseMessage } from "@langchain/core/messages";
+import type { CliIo } from "./io.js";
 import { escapeTerminal } from "./terminal-text.js";
 
 /**
  * Writes to stdout, waiting for the stream to drain so a long stream of rows never
- * piles up in memory; a closed pipe (`... | head`) ends the program quietly.
+ * piles up in memory; a closed pipe (`... | head`) ends the program quietly. `io` is the
+ * run's streams, for the commands that read stdin or report on stderr.
  */
 export class Output {
   private closed = false;
+  private readonly stream: CliIo["stdout"];
 
-  constructor(private readonly stream: NodeJS.WriteStream = process.stdout) {
-    stream.on("error", (error: NodeJS.ErrnoException) => {
+  constructor(readonly io: CliIo) {
+    this.stream = io.stdout;
+    this.stream.on("error", (error: NodeJS.ErrnoException) => {
       // The reader went away (`| head`): stop quietly. Anything else cannot be reported on stdout.
       this.closed = true;
-      if (error.code !== "EPIPE") process.stderr.write(`error: cannot write the output: ${error.message}\n`);
+      if (error.code !== "EPIPE") io.stderr.write(`error: cannot write the output: ${error.message}\n`);
       process.exit(error.code === "EPIPE" ? (process.exitCode ?? 0) : 1);
     });
+  }
+
+  /** A line on stderr (a warning, or a summary when stdout carries a file), escaped like every line. */
+  warn(text: string): void {
+    this.io.stderr.write(`${escapeTerminal(text)}\n`);
   }
 
   /** Every line printed goes through here, so nothing unescaped from a row reaches the terminal. */

@@ -99,7 +99,7 @@ const progressOptions = (command: Command) =>
     .option("--progress", "show a progress bar on stderr even when it is not a terminal")
     .option("--no-progress", "never show a progress bar");
 
-/** The command-line program; `out` receives everything printed on stdout. */
+/** The command-line program; `out` receives everything printed on stdout, and holds the run's streams. */
 export function buildProgram(out: Output, context: { url?: string } = {}): Command {
   const urlOf = (options: { url?: string }) => {
     context.url = requireUrl(options.url);
@@ -118,7 +118,11 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
         "prune, expire and sweep ask before deleting; where nobody can answer they refuse unless --yes is given.",
     )
     // Messages that quote an argument go through the same escaping as everything else.
-    .configureOutput({ outputError: (text, write) => write(escapeTerminal(text, { keepNewlines: true })) })
+    .configureOutput({
+      writeOut: (text) => out.io.stdout.write(text),
+      writeErr: (text) => out.io.stderr.write(text),
+      outputError: (text, write) => write(escapeTerminal(text, { keepNewlines: true })),
+    })
     .version(version(), "-V, --version", "print the version")
     .helpOption("-h, --help", "show this help")
     .helpCommand("help [command]", "show help for a command")

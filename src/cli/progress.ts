@@ -3,6 +3,7 @@
  * --no-progress).
  */
 import cliProgress from "cli-progress";
+import type { CliIo } from "./io.js";
 
 export interface Progress {
   update(value: number): void;
@@ -17,13 +18,14 @@ const silent: Progress = { update() {}, increment() {}, stop() {} };
  * shows the bar only on a terminal, true shows it anyway (one line every few seconds
  * when stderr is a file or pipe), false never.
  */
-export function startProgress(total: number, label: string, mode: boolean | undefined): Progress {
-  const shown = mode ?? process.stderr.isTTY === true;
+export function startProgress(io: CliIo, total: number, label: string, mode: boolean | undefined): Progress {
+  const shown = progressShown(io, mode);
   if (!shown) return silent;
   const bar = new cliProgress.SingleBar(
     {
       format: `${label} [{bar}] {percentage}% | {value}/{total} threads | {duration_formatted}`,
-      stream: process.stderr,
+      // cli-progress writes to a terminal stream; any writable serves it.
+      stream: io.stderr as NodeJS.WriteStream,
       noTTYOutput: mode === true,
       notTTYSchedule: 1000,
       hideCursor: true,
@@ -49,6 +51,6 @@ export function startProgress(total: number, label: string, mode: boolean | unde
 }
 
 /** Whether a bar would be shown (so a command can skip counting for it otherwise). */
-export function progressShown(mode: boolean | undefined): boolean {
-  return mode ?? process.stderr.isTTY === true;
+export function progressShown(io: CliIo, mode: boolean | undefined): boolean {
+  return mode ?? io.stderr.isTTY === true;
 }

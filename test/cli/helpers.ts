@@ -2,8 +2,10 @@ import { execFile, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { PassThrough, Writable } from "node:stream";
 import { promisify } from "node:util";
 import { expect } from "vitest";
+import { runCli } from "../../src/cli/run.js";
 import type { DialectName } from "../helpers/databases.js";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -86,11 +88,60 @@ export function cliEnv(): Record<string, string | undefined> {
   return { ...process.env, ...CLI_VARIABLES };
 }
 
+interface CliOptions {
+  env?: Record<string, string>;
+  input?: string;
+  asNobody?: boolean;
+}
+
+/** A stream that keeps what is written to it, as the tests read a command's stdout and stderr. */
+function collector(): Writable & { text(): string } {
+  const chunks: Buffer[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk);
+      callback();
+    },
+  });
+  return Object.assign(stream, { text: () => Buffer.concat(chunks).toString("utf8") });
+}
+
+let running = false;
+
+/**
+ * Runs a command inside this process (src/cli/run.ts, as the binary does) on in-memory
+ * streams, with the URL and layout variables unset unless `env` sets them: the same
+ * program at a fraction of a process's start-up. What only a process shows (exit on a
+ * closed pipe, file permissions of another user, two processes at once) goes through
+ * `cliProcess`, which runs the built binary.
+ */
+export async function cli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  if (options.asNobody) return cliProcess(args, options);
+  // The variables are process-wide: two commands at once would see each other's.
+  if (running) throw new Error("cli(): one command at a time in a process; use cliProcess for concurrent runs");
+  running = true;
+  const variables = { ...CLI_VARIABLES, ...options.env };
+  const saved = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]));
+  const assign = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  const stdout = collector();
+  const stderr = collector();
+  try {
+    assign(variables);
+    const code = await runCli(args, { stdin: new PassThrough().end(options.input ?? ""), stdout, stderr });
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  } finally {
+    assign(saved);
+    running = false;
+  }
+}
+
 /** Runs `node <bin> ...args` with the URL and layout variables unset (unless `env` sets them). */
-export function cli(
-  args: string[],
-  options: { env?: Record<string, string>; input?: string; asNobody?: boolean } = {},
-): Promise<CliResult> {
+export function cliProcess(args: string[], options: CliOptions = {}): Promise<CliResult> {
   const env: Record<string, string | undefined> = { ...process.env, ...CLI_VARIABLES };
   Object.assign(env, options.env);
   const asNobody = options.asNobody === true && process.getuid?.() === 0;
@@ -177,5 +228,5 @@ export function cliHead(args: string[], lines: number): Promise<CliResult> {
  * runs as root (root ignores file permissions).
  */
 export function cliAsNobody(args: string[]): Promise<CliResult> {
-  return cli(args, { asNobody: true });
+  return cliProcess(args, { asNobody: true });
 }

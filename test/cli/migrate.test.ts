@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
 import { DIALECTS, freshDatabaseUrl } from "../helpers/databases.js";
-import { cli, ensureBuilt, expectOneLineError, journalTags, rawQuery } from "./helpers.js";
+import { cli, cliProcess, ensureBuilt, expectOneLineError, journalTags, rawQuery } from "./helpers.js";
 
 describe.each(DIALECTS)("migrate in CI on %s", { timeout: 300_000 }, (dialect) => {
   beforeAll(async () => {
@@ -10,7 +10,7 @@ describe.each(DIALECTS)("migrate in CI on %s", { timeout: 300_000 }, (dialect) =
 
   it("two jobs migrating one empty database at once both succeed and apply each migration once", async () => {
     const url = await freshDatabaseUrl(dialect);
-    const [a, b] = await Promise.all([cli(["migrate", "--url", url]), cli(["migrate", "--url", url])]);
+    const [a, b] = await Promise.all([cliProcess(["migrate", "--url", url]), cliProcess(["migrate", "--url", url])]);
     for (const run of [a, b]) {
       expect(run.code, JSON.stringify(run)).toBe(0);
       expect(run.stdout).toContain("the database is up to date");

@@ -28,7 +28,7 @@ export async function threads(url: string, options: ThreadsOptions, out: Output)
   if (options.count && [options.sort, options.order, options.limit, options.offset].some((o) => o !== undefined)) {
     throw new UsageError("--count takes --filter only (not --sort, --order, --limit or --offset)");
   }
-  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout, io: out.io }, async (saver) => {
     if (options.count) {
       const count = await saver.countThreads({ filter: options.filter });
       if (options.json) await out.json({ count });
@@ -125,7 +125,7 @@ export interface HistoryOptions {
 }
 
 export async function history(url: string, options: HistoryOptions, out: Output): Promise<void> {
-  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout, io: out.io }, async (saver) => {
     const { thread, ns, limit } = options;
     if (options.before !== undefined) await requireCheckpoint(saver, thread, ns, options.before);
     const table = new StreamingTable(out, [
@@ -217,7 +217,7 @@ export interface ShowOptions {
 }
 
 export async function show(url: string, options: ShowOptions, out: Output): Promise<void> {
-  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, readOnly: true, layout: options.layout, io: out.io }, async (saver) => {
     const { thread, ns } = options;
     let tuple: CheckpointTuple | undefined;
     if (options.checkpoint !== undefined) {
@@ -248,7 +248,7 @@ export async function show(url: string, options: ShowOptions, out: Output): Prom
       });
       return;
     }
-    const room = Math.max(60, process.stdout.columns ?? 120);
+    const room = Math.max(60, out.io.stdout.columns ?? 120);
     const field = async (name: string, value: string) => out.line(`${name.padEnd(12)}${value}`);
     await field("thread", cell(thread));
     await field("namespace", ns === "" ? "(root)" : cell(ns));

@@ -6,6 +6,7 @@ import type { DrizzleSaver } from "../../index.js";
 import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
 import type { Layout } from "../layout.js";
 import type { Strategy } from "../options.js";
 import { cell, type Output, plural, StreamingTable } from "../output.js";
@@ -48,7 +49,7 @@ export async function copy(
 ): Promise<void> {
   const targets = [...new Set(targetList)];
   if (targets.includes(source)) throw new UsageError(`cannot copy thread "${source}" onto itself`);
-  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout, io: out.io }, async (saver) => {
     if (!(await threadExists(saver, source))) throw new CliError(`unknown thread "${source}"`);
     for (const target of targets) {
       if (await threadExists(saver, target)) throw new CliError(`target thread "${target}" already has checkpoints`);
@@ -65,7 +66,7 @@ export async function copy(
       }
       return;
     }
-    const bar = startProgress(targets.length, "copy", options.progress);
+    const bar = startProgress(out.io, targets.length, "copy", options.progress);
     try {
       for (const target of targets) {
         await saver.copyThread(source, target);
@@ -80,7 +81,7 @@ export async function copy(
 }
 
 /** Thread ids from the arguments; "-" reads more from stdin, one per line. */
-export async function readThreadIds(args: string[]): Promise<string[]> {
+export async function readThreadIds(io: CliIo, args: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const arg of args) {
     if (arg !== "-") {
@@ -88,8 +89,8 @@ export async function readThreadIds(args: string[]): Promise<string[]> {
       continue;
     }
     let rest = "";
-    process.stdin.setEncoding("utf8");
-    for await (const chunk of process.stdin) {
+    io.stdin.setEncoding("utf8");
+    for await (const chunk of io.stdin) {
       const lines = (rest + String(chunk)).split("\n");
       rest = lines.pop() ?? "";
       for (const line of lines) if (line.replace(/\r$/, "").length > 0) ids.push(line.replace(/\r$/, ""));
@@ -116,13 +117,13 @@ function pruneAction(count: number, strategy: Strategy, keepLast = 1): string {
 }
 
 export async function prune(url: string, args: string[], options: PruneOptions, out: Output): Promise<void> {
-  const ids = await readThreadIds(args);
+  const ids = await readThreadIds(out.io, args);
   if (ids.length === 0) throw new UsageError("no thread ids given");
   const { strategy, keepLast } = options;
   if (keepLast !== undefined && strategy !== "keep_latest") {
     throw new UsageError("--keep-last applies to --strategy keep_latest only");
   }
-  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout, io: out.io }, async (saver) => {
     if (options.dryRun) {
       const table = new StreamingTable(out, [
         { header: "THREAD" },
@@ -159,11 +160,11 @@ export async function prune(url: string, args: string[], options: PruneOptions, 
     for (const threadId of ids) {
       if (!(await threadExists(saver, threadId))) throw new CliError(`unknown thread "${threadId}"`);
     }
-    await confirmDeletion(pruneAction(ids.length, strategy, keepLast), {
+    await confirmDeletion(out.io, pruneAction(ids.length, strategy, keepLast), {
       yes: options.yes,
       stdinTaken: args.includes("-"),
     });
-    const bar = startProgress(ids.length, "prune", options.progress);
+    const bar = startProgress(out.io, ids.length, "prune", options.progress);
     try {
       for (const threadId of ids) {
         await saver.prune([threadId], { strategy, keepLast });
@@ -188,7 +189,7 @@ export interface ExpireOptions extends LifecycleOptions {
 export async function expire(url: string, options: ExpireOptions, out: Output): Promise<void> {
   const { idleSince, strategy } = options;
   const since = idleSince.toISOString();
-  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout, io: out.io }, async (saver) => {
     if (options.dryRun) {
       const table = new StreamingTable(out, [
         { header: "THREAD" },
@@ -214,14 +215,18 @@ export async function expire(url: string, options: ExpireOptions, out: Output): 
     }
     // The question and the bar need a total: count the idle threads first, unless neither is shown.
     let total = 0;
-    if (!options.yes || progressShown(options.progress)) {
+    if (!options.yes || progressShown(out.io, options.progress)) {
       for await (const thread of saver.listThreads()) {
         if (!thread.pinned && thread.latestCreatedAt.getTime() < idleSince.getTime()) total++;
       }
     }
     const verb = strategy === "delete" ? "delete" : "prune";
-    await confirmDeletion(`${verb} ${plural(total, "thread")} idle since ${since} (strategy ${strategy})`, options);
-    const bar = startProgress(total, "expire", options.progress);
+    await confirmDeletion(
+      out.io,
+      `${verb} ${plural(total, "thread")} idle since ${since} (strategy ${strategy})`,
+      options,
+    );
+    const bar = startProgress(out.io, total, "expire", options.progress);
     let expired: number;
     try {
       expired = await saver.expireThreads({

@@ -37,7 +37,7 @@ export async function migrate(url: string, options: MigrateOptions, out: Output)
 
   const shards = options.spiderShards?.split(",").map((shard) => shard.trim());
   const saverOptions = shards ? { spider: { shards } } : {};
-  await withSaver(target, { create: true, layout, saverOptions }, async (saver) => {
+  await withSaver(target, { create: true, layout, saverOptions, io: out.io }, async (saver) => {
     const before = await saver.migrationStatus();
     if (options.dryRun) {
       if (options.json) {

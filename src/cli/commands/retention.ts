@@ -50,17 +50,17 @@ async function sweep(url: string, options: SweepCommandOptions, out: Output): Pr
     keepLast: options.keepLast,
     batchSize: options.batchSize,
   };
-  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout, io: out.io }, async (saver) => {
     if (options.dryRun) {
       await dryRun(saver, policy, options, out);
       return;
     }
     // The question and the bar need a total: count the idle threads first, unless neither is shown.
-    const counted = !options.yes || progressShown(options.progress);
+    const counted = !options.yes || progressShown(out.io, options.progress);
     const total = counted ? (await saver.sweep({ ...policy, dryRun: true })).scanned : 0;
     const verb = options.strategy === "delete" ? "delete" : "prune";
-    await confirmDeletion(`${verb} ${plural(total, "thread")} ${describePolicy(options)}`, options);
-    const result = await runSweep(saver, policy, total, options.progress);
+    await confirmDeletion(out.io, `${verb} ${plural(total, "thread")} ${describePolicy(options)}`, options);
+    const result = await runSweep(out, saver, policy, total, options.progress);
     if (options.json) {
       await out.json({
         ...result,
@@ -105,12 +105,13 @@ async function dryRun(
 }
 
 async function runSweep(
+  out: Output,
   saver: DrizzleSaver,
   policy: Parameters<DrizzleSaver["sweep"]>[0],
   total: number,
   progress: boolean | undefined,
 ): Promise<SweepResult> {
-  const bar = startProgress(total, "sweep", progress);
+  const bar = startProgress(out.io, total, "sweep", progress);
   try {
     return await saver.sweep({ ...policy, onProgress: ({ scanned }) => bar.update(scanned) });
   } finally {
@@ -125,9 +126,9 @@ async function setPinned(
   options: { layout?: Layout; json?: boolean },
   out: Output,
 ): Promise<void> {
-  const ids = await readThreadIds(args);
+  const ids = await readThreadIds(out.io, args);
   if (ids.length === 0) throw new UsageError("no thread ids given");
-  await withSaver(url, { requireSchema: true, layout: options.layout }, async (saver) => {
+  await withSaver(url, { requireSchema: true, layout: options.layout, io: out.io }, async (saver) => {
     // Every id is checked before anything changes.
     for (const threadId of ids) {
       if (!(await threadExists(saver, threadId))) throw new CliError(`unknown thread "${threadId}"`);

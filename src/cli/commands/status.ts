@@ -17,7 +17,7 @@ export interface StatusOptions {
 
 export async function status(url: string, options: StatusOptions, out: Output): Promise<void> {
   const layout = options.layout ?? resolveLayout(url, {});
-  await withSaver(url, { readOnly: true, layout }, async (saver) => {
+  await withSaver(url, { readOnly: true, layout, io: out.io }, async (saver) => {
     if (layout.custom) {
       await customStatus(saver, url, layout, options, out);
       return;

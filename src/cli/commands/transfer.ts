@@ -18,11 +18,11 @@ import {
 import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
 import type { Layout, LayoutOptions } from "../layout.js";
 import { type Filter, parseSize } from "../options.js";
 import { type Output, plural } from "../output.js";
 import { type Progress, startProgress } from "../progress.js";
-import { escapeTerminal } from "../terminal-text.js";
 
 /** What program.ts lends these commands, so they read like its own. */
 export interface TransferCommandKit {
@@ -56,11 +56,11 @@ const sourceOptions = (command: Command) =>
 const tablesAt = (layout: Layout) => ({ tables: layout.saver.tables, schema: layout.saver.schema });
 
 /** A progress bar started at the first report, when the total (if the source knows it) is known. */
-function progressBar(label: string, mode: boolean | undefined) {
+function progressBar(io: CliIo, label: string, mode: boolean | undefined) {
   let bar: Progress | undefined;
   return {
     report(progress: TransferProgress) {
-      bar ??= startProgress(progress.total ?? 0, label, mode);
+      bar ??= startProgress(io, progress.total ?? 0, label, mode);
       bar.update(progress.threads);
     },
     stop() {
@@ -124,20 +124,28 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
     throw new UsageError("--max-line-bytes bounds the lines of a file (--file), not a source database");
   }
   // The target's tables must exist (the migrate command creates them).
-  await withSaver(url, { requireSchema: true, layout }, async () => {});
+  await withSaver(url, { requireSchema: true, layout, io: kit.out.io }, async () => {});
   // Replacing deletes the target's version of a thread, pinned or not: asked like the other deletions.
   if (options.replace && !options.dryRun) {
-    await confirmDeletion("replace every target thread that the source holds with other content, pinned ones too", {
-      yes: options.yes,
-      stdinTaken: options.file === "-",
-      stdinHolds: "the file",
-    });
+    await confirmDeletion(
+      kit.out.io,
+      "replace every target thread that the source holds with other content, pinned ones too",
+      {
+        yes: options.yes,
+        stdinTaken: options.file === "-",
+        stdinHolds: "the file",
+      },
+    );
   }
   const from: ImportFrom =
     options.file !== undefined
-      ? { file: options.file, threadIds: options.thread, maxLineBytes: options.maxLineBytes }
+      ? {
+          file: options.file === "-" ? kit.out.io.stdin : options.file,
+          threadIds: options.thread,
+          maxLineBytes: options.maxLineBytes,
+        }
       : databaseSource(options.from as string, options, { schema: options.fromSchema });
-  const bar = progressBar(options.dryRun ? "count" : "import", options.progress);
+  const bar = progressBar(kit.out.io, options.dryRun ? "count" : "import", options.progress);
   let summary: ImportSummary;
   try {
     summary = await importThreads(url, from, {
@@ -155,12 +163,12 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
 async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise<void> {
   const { url, layout } = kit.target(options);
   if (options.force && options.out === undefined) throw new UsageError("--force applies to --out only");
-  const bar = progressBar("export", options.progress);
+  const bar = progressBar(kit.out.io, "export", options.progress);
   let summary: ExportSummary;
   try {
     summary = await exportThreads(
       databaseSource(url, options, tablesAt(layout), options.filter),
-      options.out ?? process.stdout,
+      options.out ?? kit.out.io.stdout,
       {
         onProgress: (progress) => bar.report(progress),
         overwrite: options.force === true,
@@ -170,8 +178,7 @@ async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise
     bar.stop();
   }
   // With the file on stdout, the summary goes to stderr, escaped as every line the CLI prints.
-  const report = async (text: string) =>
-    options.out === undefined ? void process.stderr.write(`${escapeTerminal(text)}\n`) : kit.out.line(text);
+  const report = async (text: string) => (options.out === undefined ? kit.out.warn(text) : kit.out.line(text));
   if (options.json && options.out !== undefined) await kit.out.json(summary);
   else {
     await report(
