@@ -1,0 +1,36 @@
+/** Pieces of the store dialects (pg-store.ts, mysql-store.ts, sqlite-store.ts) that they share. */
+import { type SQL, sql } from "drizzle-orm";
+import type { Executor, Runner } from "../sql/executor.js";
+import type { Statement } from "../sql/statements.js";
+import { retryOnConflict } from "./common-sql.js";
+import type { Comparison, StoreColumns } from "./store-dialect.js";
+
+/** The comparison operator as SQL text (a closed set, never user text). */
+export const op = (comparison: Comparison): SQL => sql.raw(comparison);
+
+/** The columns an upsert writes, in order. */
+export const upsertColumns = (c: StoreColumns) => [
+  c.nsPath,
+  c.key,
+  c.value,
+  c.embeddings,
+  c.createdAt,
+  c.updatedAt,
+  c.expiresAt,
+  c.ttlMinutes,
+];
+
+/** The columns an upsert replaces on an existing item: all but the key and `created_at`. */
+export const replacedColumns = (c: StoreColumns) => [c.value, c.embeddings, c.updatedAt, c.expiresAt, c.ttlMinutes];
+
+/** `StoreDialect.unit` on a driver with interactive transactions. */
+export function transactionUnit(executor: Executor, isConflict: (error: unknown) => boolean) {
+  return <T>(reads: (runner: Runner) => Promise<T>, writes: Statement[]): Promise<T> =>
+    retryOnConflict(isConflict, () =>
+      executor.transaction(async (tx) => {
+        const result = await reads(tx);
+        for (const write of writes) await tx.run(write);
+        return result;
+      }),
+    );
+}

@@ -1,0 +1,193 @@
+/**
+ * `DrizzleStore`, LangGraph's long-term memory (`BaseStore`) over the saver's databases:
+ * items in one table keyed by namespace path and key (src/schema), each batch one unit
+ * whose reads see the state before it (statements.ts, operations.ts).
+ */
+import {
+  BaseStore,
+  type Item,
+  type Operation,
+  type OperationResults,
+  type SearchItem,
+} from "@langchain/langgraph-checkpoint";
+import type { StoreDialect } from "../../dialects/store-dialect.js";
+import { InvalidInputError, type MigrationInfo } from "../../errors.js";
+import type { Runner } from "../../sql/executor.js";
+import { connect } from "../../wiring/connect.js";
+import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
+import { findMigrationsFolder } from "../migrations/folder.js";
+import { Migrations } from "../migrations/migrate.js";
+import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
+import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
+import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
+import {
+  getStatement,
+  itemOf,
+  namespacesStatement,
+  type PutRow,
+  searchStatement,
+  textOf,
+  writeStatements,
+} from "./statements.js";
+
+export type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions };
+
+const MINUTE_MS = 60_000;
+
+function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
+  if (ttl === undefined) return {};
+  const positive = (value: unknown, what: string) => {
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value <= 0)) {
+      throw new InvalidInputError(`ttl.${what} must be a positive number of minutes, got ${String(value)}`);
+    }
+  };
+  positive(ttl.defaultTtl, "defaultTtl");
+  positive(ttl.sweepIntervalMinutes, "sweepIntervalMinutes");
+  if (ttl.refreshOnRead !== undefined && typeof ttl.refreshOnRead !== "boolean") {
+    throw new InvalidInputError("ttl.refreshOnRead must be a boolean");
+  }
+  return { ...ttl };
+}
+
+/**
+ * LangGraph's `BaseStore` on PostgreSQL, MySQL/MariaDB or SQLite through Drizzle, on
+ * every driver `DrizzleSaver` supports. Pass it to `compile({ store })`.
+ */
+export class DrizzleStore extends BaseStore {
+  private readonly store: StoreDialect;
+  private readonly migrations: Migrations;
+  private readonly ttl: StoreTtlOptions;
+
+  constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
+    super();
+    const resolved = resolveStore(db, options.tables, options.schema);
+    this.store = resolved.store;
+    this.ttl = checkTtlOptions(options.ttl);
+    this.migrations = new Migrations(resolved.dialect, {
+      folder: findMigrationsFolder(resolved.migrations),
+      ownTables: options.tables !== undefined,
+      table: options.migrationsTable,
+      schema: options.migrationsSchema,
+    });
+  }
+
+  /** Opens its own connection from a URL, as `DrizzleSaver.fromUrl` does; `close()` ends it. */
+  static async fromUrl(url: string, options: StoreFromUrlOptions = {}): Promise<DrizzleStore> {
+    const { driver, ...storeOptions } = options;
+    const connection = await connect(url, driver);
+    let store: DrizzleStore;
+    try {
+      store = new DrizzleStore(connection.db, storeOptions);
+    } catch (error) {
+      await connection.close().catch(() => {});
+      throw error;
+    }
+    store.closeConnection = connection.close;
+    return store;
+  }
+
+  private closeConnection: () => Promise<void> = async () => {};
+
+  /**
+   * Applies the shipped migrations not applied yet (the saver's and the store's tables
+   * come with the same ones); safe when several processes call it at once. Does nothing
+   * when the application passed its own `tables`.
+   */
+  async setup(): Promise<MigrationInfo[]> {
+    return this.migrations.apply();
+  }
+
+  /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
+  async close(): Promise<void> {
+    const close = this.closeConnection;
+    this.closeConnection = async () => {};
+    await close();
+  }
+
+  /**
+   * Runs the operations as one unit: every operation is checked first (bad input writes
+   * nothing), reads see the state before the batch, and the writes (the last put to
+   * each key) all take effect or none do.
+   */
+  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    const plans = planBatch(this.store, operations);
+    const now = Date.now();
+    const puts = lastPuts(plans);
+    const rows: PutRow[] = puts.map((plan) => {
+      const ttl = plan.ttl === undefined ? (this.ttl.defaultTtl ?? null) : plan.ttl;
+      return {
+        plan,
+        embeddings: null,
+        expiresAt: ttl === null ? null : now + Math.round(ttl * MINUTE_MS),
+        ttlMinutes: ttl,
+      };
+    });
+    const writes = writeStatements(this.store, rows, now);
+    const reads = async (runner: Runner) => {
+      const results: unknown[] = [];
+      for (const plan of plans) results.push(await this.read(runner, plan, now));
+      return results;
+    };
+    const results = writes.length === 0 ? await reads(this.store.executor) : await this.store.unit(reads, writes);
+    return results as OperationResults<Op>;
+  }
+
+  private async read(runner: Runner, plan: Plan, now: number): Promise<unknown> {
+    switch (plan.kind) {
+      case "put":
+        return undefined;
+      case "get": {
+        const [row] = await runner.all(getStatement(this.store, plan, now));
+        return row ? itemOf(row) : null;
+      }
+      case "search":
+        return this.runSearch(runner, plan, now);
+      case "list":
+        return this.runList(runner, plan, now);
+    }
+  }
+
+  private async runSearch(runner: Runner, plan: SearchPlan, now: number): Promise<SearchItem[]> {
+    if (plan.limit === 0) return [];
+    const rows = await runner.all(searchStatement(this.store, plan, now));
+    return rows.map(itemOf);
+  }
+
+  /**
+   * The distinct paths under the conditions' literal prefix come from the primary key
+   * (never from items outside it); wildcards, suffixes and maxDepth apply to those.
+   */
+  private async runList(runner: Runner, plan: ListPlan, now: number): Promise<string[][]> {
+    const rows = await runner.all(namespacesStatement(this.store, literalPrefix(plan.conditions), now));
+    const found = new Map<string, string[]>();
+    for (const row of rows) {
+      let namespace = decodePath(textOf(row.ns_path));
+      if (!plan.conditions.every((condition) => matches(condition, namespace))) continue;
+      if (plan.maxDepth !== undefined) namespace = namespace.slice(0, plan.maxDepth);
+      found.set(encodePath(namespace), namespace);
+    }
+    return [...found.entries()]
+      .sort(([a], [b]) => comparePaths(a, b))
+      .slice(plan.offset, plan.offset + plan.limit)
+      .map(([, namespace]) => namespace);
+  }
+
+  /**
+   * Stores `value` under `key` (replacing the item, keeping its `createdAt`). `ttl`:
+   * minutes until it expires, null for never; by default the store's `ttl.defaultTtl`.
+   */
+  override async put(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    index?: false | string[],
+    options: { ttl?: number | null } = {},
+  ): Promise<void> {
+    await this.batch([{ namespace, key, value, index, ...(options.ttl !== undefined && { ttl: options.ttl }) }]);
+  }
+
+  override async get(namespace: string[], key: string): Promise<Item | null> {
+    const [item] = await this.batch([{ namespace, key }]);
+    return item;
+  }
+}
