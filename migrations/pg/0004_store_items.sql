@@ -1,6 +1,6 @@
 CREATE TABLE "store_items" (
 	"ns_path" text COLLATE "C" NOT NULL,
-	"item_key" text NOT NULL,
+	"item_key" text COLLATE "C" NOT NULL,
 	"value" jsonb NOT NULL,
 	"embeddings" "bytea",
 	"created_at" bigint NOT NULL,

@@ -146,8 +146,9 @@ export const checkpointWrites = defaults.checkpointWrites;
 export const checkpointThreads = defaults.checkpointThreads;
 
 /**
- * Namespace paths compare byte by byte ("C" collation) whatever the database's default
- * collation: prefix search is a range on this column (src/savers/store/namespaces.ts).
+ * Namespace paths and keys compare byte by byte ("C" collation) whatever the database's
+ * default collation: prefix search is a range on the path (src/savers/store/namespaces.ts),
+ * and items sort alike on every database.
  */
 const pathText = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
 
@@ -162,7 +163,7 @@ export function storeTables(options: PgTableOptions = {}) {
     `${prefix}store_items`,
     {
       nsPath: pathText("ns_path").notNull(),
-      key: text("item_key").notNull(),
+      key: pathText("item_key").notNull(),
       value: jsonb("value").notNull(),
       // The item's embeddings (float32, little-endian, one after the other) when the store has an index.
       embeddings: bytea("embeddings"),

@@ -26,6 +26,11 @@ export interface DrizzleStoreOptions {
   /** PostgreSQL schema of that table; default `schema`, else the current schema. */
   migrationsSchema?: string;
   ttl?: StoreTtlOptions;
+  /**
+   * The clock of `createdAt`, `updatedAt` and expiry, in epoch milliseconds; `Date.now` by
+   * default. Processes sharing a store should have synchronised clocks.
+   */
+  clock?: () => number;
 }
 
 export interface StoreFromUrlOptions extends DrizzleStoreOptions {

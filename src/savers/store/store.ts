@@ -57,12 +57,17 @@ export class DrizzleStore extends BaseStore {
   private readonly store: StoreDialect;
   private readonly migrations: Migrations;
   private readonly ttl: StoreTtlOptions;
+  private readonly clock: () => number;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
     const resolved = resolveStore(db, options.tables, options.schema);
     this.store = resolved.store;
     this.ttl = checkTtlOptions(options.ttl);
+    if (options.clock !== undefined && typeof options.clock !== "function") {
+      throw new InvalidInputError("clock must be a function returning epoch milliseconds");
+    }
+    this.clock = options.clock ?? Date.now;
     this.migrations = new Migrations(resolved.dialect, {
       folder: findMigrationsFolder(resolved.migrations),
       ownTables: options.tables !== undefined,
@@ -111,7 +116,7 @@ export class DrizzleStore extends BaseStore {
    */
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     const plans = planBatch(this.store, operations);
-    const now = Date.now();
+    const now = this.clock();
     const puts = lastPuts(plans);
     const rows: PutRow[] = puts.map((plan) => {
       const ttl = plan.ttl === undefined ? (this.ttl.defaultTtl ?? null) : plan.ttl;
