@@ -13,6 +13,8 @@ export interface GetPlan {
   namespace: string[];
   path: string;
   key: string;
+  /** Renew the ttl of the item read; undefined: the store's `refreshOnRead`. */
+  refreshTtl?: boolean;
 }
 
 export interface SearchPlan {
@@ -22,6 +24,7 @@ export interface SearchPlan {
   limit: number;
   offset: number;
   query?: string;
+  refreshTtl?: boolean;
 }
 
 export interface ListPlan {
@@ -48,9 +51,17 @@ export interface PutPlan {
 
 export type Plan = GetPlan | SearchPlan | ListPlan | PutPlan;
 
-/** A put operation with this store's extension: a time to live in minutes. */
-export interface PutWithTtl {
+/** This store's extensions of LangGraph's operations: a put's time to live, a read's refresh. */
+export interface TtlExtensions {
   ttl?: number | null;
+  refreshTtl?: boolean;
+}
+
+function checkRefresh(refresh: unknown): boolean | undefined {
+  if (refresh !== undefined && typeof refresh !== "boolean") {
+    throw new InvalidInputError(`refreshTtl must be a boolean, got ${describeValue(refresh)}`);
+  }
+  return refresh;
 }
 
 function nonNegativeInteger(value: unknown, fallback: number, what: string): number {
@@ -145,6 +156,7 @@ function planOne(store: StoreDialect, op: Operation): Plan {
       limit: nonNegativeInteger(op.limit, 10, "limit"),
       offset: nonNegativeInteger(op.offset, 0, "offset"),
       query: op.query,
+      refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
     };
   }
   if ("namespace" in op && "key" in op && "value" in op) {
@@ -164,12 +176,18 @@ function planOne(store: StoreDialect, op: Operation): Plan {
       json,
       value: op.value,
       index: checkIndex(op.index),
-      ttl: checkTtl((op as PutWithTtl).ttl),
+      ttl: checkTtl((op as TtlExtensions).ttl),
     };
   }
   if ("namespace" in op && "key" in op) {
     const namespace = checkNamespace(op.namespace, "namespace", lenient);
-    return { kind: "get", namespace, path: encodePath(namespace), key: checkText(op.key, "key") };
+    return {
+      kind: "get",
+      namespace,
+      path: encodePath(namespace),
+      key: checkText(op.key, "key"),
+      refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
+    };
   }
   if ("matchConditions" in op || "limit" in op) {
     const maxDepth = op.maxDepth;

@@ -29,7 +29,7 @@ function itemColumns(store: StoreDialect): SQL {
   const c = store.columns;
   return sql`${c.nsPath} as ${sql.identifier("ns_path")}, ${c.key} as ${sql.identifier("item_key")},
     ${store.valueOut} as ${sql.identifier("value")}, ${c.createdAt} as ${sql.identifier("created_at")},
-    ${c.updatedAt} as ${sql.identifier("updated_at")}`;
+    ${c.updatedAt} as ${sql.identifier("updated_at")}, ${c.ttlMinutes} as ${sql.identifier("ttl_minutes")}`;
 }
 
 export function getStatement(store: StoreDialect, plan: GetPlan, now: number): SQL {
@@ -55,6 +55,32 @@ export function namespacesStatement(store: StoreDialect, prefix: string[], now: 
   const c = store.columns;
   return sql`select distinct ${c.nsPath} as ${sql.identifier("ns_path")} from ${c.table}
     where ${and([underPrefix(store, prefix), live(store, now)])} order by ${sql.identifier("ns_path")}`;
+}
+
+/**
+ * Renews the expiry of the items read (those with a ttl) from `now`, leaving `updated_at`
+ * as it is; in pieces the driver accepts.
+ */
+export function refreshStatements(store: StoreDialect, items: { path: string; key: string }[], now: number): SQL[] {
+  const c = store.columns;
+  const perStatement = Math.max(1, Math.floor(parameterLimit(store.executor.limits) / 2) - 2);
+  const statements: SQL[] = [];
+  for (let start = 0; start < items.length; start += perStatement) {
+    const keys = items
+      .slice(start, start + perStatement)
+      .map(({ path, key }) => sql`(${c.nsPath} = ${store.text(path)} and ${c.key} = ${store.text(key)})`);
+    statements.push(
+      sql`update ${c.table} set ${sql.identifier(c.expiresAt.name)} = round(${now} + ${c.ttlMinutes} * 60000)
+        where ${c.ttlMinutes} is not null and ${live(store, now)} and (${sql.join(keys, sql` or `)})`,
+    );
+  }
+  return statements;
+}
+
+/** Removes the items expired at `now`. */
+export function sweepStatement(store: StoreDialect, now: number): SQL {
+  const c = store.columns;
+  return sql`delete from ${c.table} where ${c.expiresAt} <= ${now}`;
 }
 
 /** What a put writes besides its value: when it expires and the ttl a refresh renews. */

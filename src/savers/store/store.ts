@@ -18,14 +18,16 @@ import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
 import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
-import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
+import { type ListPlan, lastPuts, type Plan, planBatch } from "./operations.js";
 import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
 import {
   getStatement,
   itemOf,
   namespacesStatement,
   type PutRow,
+  refreshStatements,
   searchStatement,
+  sweepStatement,
   textOf,
   writeStatements,
 } from "./statements.js";
@@ -33,6 +35,10 @@ import {
 export type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions };
 
 const MINUTE_MS = 60_000;
+const DEFAULT_SWEEP_MINUTES = 60;
+
+/** Items a batch read that have a ttl to renew. */
+type Refresh = { path: string; key: string }[];
 
 function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
   if (ttl === undefined) return {};
@@ -104,6 +110,7 @@ export class DrizzleStore extends BaseStore {
 
   /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
   async close(): Promise<void> {
+    await this.stop();
     const close = this.closeConnection;
     this.closeConnection = async () => {};
     await close();
@@ -130,32 +137,42 @@ export class DrizzleStore extends BaseStore {
     const writes = writeStatements(this.store, rows, now);
     const reads = async (runner: Runner) => {
       const results: unknown[] = [];
-      for (const plan of plans) results.push(await this.read(runner, plan, now));
+      const refresh: Refresh = [];
+      for (const plan of plans) results.push(await this.read(runner, plan, now, refresh));
+      // After the reads, so none of them sees a renewed expiry; updated_at stays.
+      for (const statement of refreshStatements(this.store, refresh, now)) await runner.run(statement);
       return results;
     };
     const results = writes.length === 0 ? await reads(this.store.executor) : await this.store.unit(reads, writes);
     return results as OperationResults<Op>;
   }
 
-  private async read(runner: Runner, plan: Plan, now: number): Promise<unknown> {
+  private refreshes(plan: { refreshTtl?: boolean }): boolean {
+    return plan.refreshTtl ?? this.ttl.refreshOnRead ?? true;
+  }
+
+  private async read(runner: Runner, plan: Plan, now: number, refresh: Refresh): Promise<unknown> {
     switch (plan.kind) {
       case "put":
         return undefined;
       case "get": {
         const [row] = await runner.all(getStatement(this.store, plan, now));
+        if (row && row.ttl_minutes !== null && this.refreshes(plan)) refresh.push({ path: plan.path, key: plan.key });
         return row ? itemOf(row) : null;
       }
-      case "search":
-        return this.runSearch(runner, plan, now);
+      case "search": {
+        if (plan.limit === 0) return [];
+        const rows = await runner.all(searchStatement(this.store, plan, now));
+        if (this.refreshes(plan)) {
+          for (const row of rows) {
+            if (row.ttl_minutes !== null) refresh.push({ path: textOf(row.ns_path), key: textOf(row.item_key) });
+          }
+        }
+        return rows.map(itemOf) as SearchItem[];
+      }
       case "list":
         return this.runList(runner, plan, now);
     }
-  }
-
-  private async runSearch(runner: Runner, plan: SearchPlan, now: number): Promise<SearchItem[]> {
-    if (plan.limit === 0) return [];
-    const rows = await runner.all(searchStatement(this.store, plan, now));
-    return rows.map(itemOf);
   }
 
   /**
@@ -191,8 +208,67 @@ export class DrizzleStore extends BaseStore {
     await this.batch([{ namespace, key, value, index, ...(options.ttl !== undefined && { ttl: options.ttl }) }]);
   }
 
-  override async get(namespace: string[], key: string): Promise<Item | null> {
-    const [item] = await this.batch([{ namespace, key }]);
+  /** `refreshTtl` overrides the store's `ttl.refreshOnRead` for this read. */
+  override async get(namespace: string[], key: string, options: { refreshTtl?: boolean } = {}): Promise<Item | null> {
+    const [item] = await this.batch([{ namespace, key, ...options }]);
     return item;
+  }
+
+  /**
+   * Items under `namespacePrefix` matching `filter`, most recently updated first (then
+   * by namespace and key). `refreshTtl` overrides the store's `ttl.refreshOnRead`.
+   */
+  override async search(
+    namespacePrefix: string[],
+    options: {
+      filter?: Record<string, unknown>;
+      limit?: number;
+      offset?: number;
+      query?: string;
+      refreshTtl?: boolean;
+    } = {},
+  ): Promise<SearchItem[]> {
+    const { limit = 10, offset = 0, ...rest } = options;
+    const [items] = await this.batch([{ namespacePrefix, limit, offset, ...rest }]);
+    return items;
+  }
+
+  /** Removes the expired items; returns how many. */
+  async sweepExpiredItems(): Promise<number> {
+    return this.store.executor.run(sweepStatement(this.store, this.clock()));
+  }
+
+  private sweeper: { timer: NodeJS.Timeout; pass?: Promise<unknown> } | undefined;
+
+  /**
+   * Starts sweeping expired items every `ttl.sweepIntervalMinutes` (default 60), the
+   * first pass at once. The timer never keeps the process alive; a failed pass is
+   * reported with `console.error` and the next one runs as planned. Idempotent.
+   */
+  override start(): void {
+    if (this.sweeper) return;
+    const interval = (this.ttl.sweepIntervalMinutes ?? DEFAULT_SWEEP_MINUTES) * MINUTE_MS;
+    const sweeper: { timer?: NodeJS.Timeout; pass?: Promise<unknown> } = {};
+    const pass = () => {
+      if (sweeper.pass) return;
+      sweeper.pass = this.sweepExpiredItems()
+        .catch((error) => console.error("DrizzleStore: sweeping expired items failed", error))
+        .finally(() => {
+          sweeper.pass = undefined;
+        });
+    };
+    sweeper.timer = setInterval(pass, interval);
+    sweeper.timer.unref();
+    this.sweeper = sweeper as { timer: NodeJS.Timeout };
+    pass();
+  }
+
+  /** Stops the sweeper, waiting for a pass under way. */
+  override async stop(): Promise<void> {
+    const sweeper = this.sweeper;
+    this.sweeper = undefined;
+    if (!sweeper) return;
+    clearInterval(sweeper.timer);
+    await sweeper.pass;
   }
 }
