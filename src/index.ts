@@ -33,7 +33,9 @@ export {
 export {
   DrizzleStore,
   type DrizzleStoreOptions,
+  type EmbedFunction,
   type StoreFromUrlOptions,
+  type StoreIndexOptions,
   type StoreTtlOptions,
 } from "./savers/store/store.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./savers/threads/lifecycle.js";

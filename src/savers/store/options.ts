@@ -1,6 +1,7 @@
 /** The options of `DrizzleStore` and of `DrizzleStore.fromUrl`. */
 import type { UrlDriver } from "../../wiring/connect.js";
 import type { StoreTables } from "../../wiring/registry.js";
+import type { StoreIndexOptions } from "./vectors.js";
 
 /** Time to live of the store's items. */
 export interface StoreTtlOptions {
@@ -26,6 +27,11 @@ export interface DrizzleStoreOptions {
   /** PostgreSQL schema of that table; default `schema`, else the current schema. */
   migrationsSchema?: string;
   ttl?: StoreTtlOptions;
+  /**
+   * Semantic search: `{ dims, embeddings, fields }`. Puts embed the texts at `fields`
+   * (default the whole value); a search with a `query` ranks by cosine similarity.
+   */
+  index?: StoreIndexOptions;
   /**
    * The clock of `createdAt`, `updatedAt` and expiry, in epoch milliseconds; `Date.now` by
    * default. Processes sharing a store should have synchronised clocks.

@@ -25,11 +25,13 @@ function live(store: StoreDialect, now: number): SQL {
 }
 
 /** The columns an item is read from, under fixed names. */
-function itemColumns(store: StoreDialect): SQL {
+function itemColumns(store: StoreDialect, embeddings = false): SQL {
   const c = store.columns;
   return sql`${c.nsPath} as ${sql.identifier("ns_path")}, ${c.key} as ${sql.identifier("item_key")},
     ${store.valueOut} as ${sql.identifier("value")}, ${c.createdAt} as ${sql.identifier("created_at")},
-    ${c.updatedAt} as ${sql.identifier("updated_at")}, ${c.ttlMinutes} as ${sql.identifier("ttl_minutes")}`;
+    ${c.updatedAt} as ${sql.identifier("updated_at")}, ${c.ttlMinutes} as ${sql.identifier("ttl_minutes")}${
+      embeddings ? sql`, ${c.embeddings} as ${sql.identifier("embeddings")}` : sql``
+    }`;
 }
 
 export function getStatement(store: StoreDialect, plan: GetPlan, now: number): SQL {
@@ -48,6 +50,13 @@ export function searchStatement(store: StoreDialect, plan: SearchPlan, now: numb
   const c = store.columns;
   return sql`select ${itemColumns(store)} from ${c.table} where ${searchWhere(store, plan, now)}
     order by ${c.updatedAt} desc, ${c.nsPath}, ${c.key} limit ${plan.limit} offset ${plan.offset}`;
+}
+
+/** Every item the prefix and filter leave, with its embeddings, newest first: a query's candidates. */
+export function candidatesStatement(store: StoreDialect, plan: SearchPlan, now: number): SQL {
+  const c = store.columns;
+  return sql`select ${itemColumns(store, true)} from ${c.table} where ${searchWhere(store, plan, now)}
+    order by ${c.updatedAt} desc, ${c.nsPath}, ${c.key}`;
 }
 
 /** The distinct namespace paths (not expired) under a literal prefix, in path order. */

@@ -21,6 +21,7 @@ import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./
 import { type ListPlan, lastPuts, type Plan, planBatch } from "./operations.js";
 import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
 import {
+  candidatesStatement,
   getStatement,
   itemOf,
   namespacesStatement,
@@ -31,8 +32,17 @@ import {
   textOf,
   writeStatements,
 } from "./statements.js";
+import {
+  type Embedder,
+  type EmbedFunction,
+  embedderOf,
+  embedPuts,
+  embedQuery,
+  rankPage,
+  type StoreIndexOptions,
+} from "./vectors.js";
 
-export type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions };
+export type { DrizzleStoreOptions, EmbedFunction, StoreFromUrlOptions, StoreIndexOptions, StoreTtlOptions };
 
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
@@ -64,6 +74,7 @@ export class DrizzleStore extends BaseStore {
   private readonly migrations: Migrations;
   private readonly ttl: StoreTtlOptions;
   private readonly clock: () => number;
+  private readonly embedder: Embedder | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
@@ -74,6 +85,7 @@ export class DrizzleStore extends BaseStore {
       throw new InvalidInputError("clock must be a function returning epoch milliseconds");
     }
     this.clock = options.clock ?? Date.now;
+    this.embedder = embedderOf(options.index);
     this.migrations = new Migrations(resolved.dialect, {
       folder: findMigrationsFolder(resolved.migrations),
       ownTables: options.tables !== undefined,
@@ -125,11 +137,21 @@ export class DrizzleStore extends BaseStore {
     const plans = planBatch(this.store, operations);
     const now = this.clock();
     const puts = lastPuts(plans);
-    const rows: PutRow[] = puts.map((plan) => {
+    // The model runs before the unit: no transaction waits on it.
+    const embeddings = this.embedder ? await embedPuts(this.embedder, puts) : [];
+    const queries = new Map<string, number[]>();
+    if (this.embedder) {
+      for (const plan of plans) {
+        if (plan.kind === "search" && plan.query !== undefined && !queries.has(plan.query)) {
+          queries.set(plan.query, await embedQuery(this.embedder, plan.query));
+        }
+      }
+    }
+    const rows: PutRow[] = puts.map((plan, i) => {
       const ttl = plan.ttl === undefined ? (this.ttl.defaultTtl ?? null) : plan.ttl;
       return {
         plan,
-        embeddings: null,
+        embeddings: embeddings[i] ?? null,
         expiresAt: ttl === null ? null : now + Math.round(ttl * MINUTE_MS),
         ttlMinutes: ttl,
       };
@@ -138,7 +160,7 @@ export class DrizzleStore extends BaseStore {
     const reads = async (runner: Runner) => {
       const results: unknown[] = [];
       const refresh: Refresh = [];
-      for (const plan of plans) results.push(await this.read(runner, plan, now, refresh));
+      for (const plan of plans) results.push(await this.read(runner, plan, now, refresh, queries));
       // After the reads, so none of them sees a renewed expiry; updated_at stays.
       for (const statement of refreshStatements(this.store, refresh, now)) await runner.run(statement);
       return results;
@@ -151,7 +173,13 @@ export class DrizzleStore extends BaseStore {
     return plan.refreshTtl ?? this.ttl.refreshOnRead ?? true;
   }
 
-  private async read(runner: Runner, plan: Plan, now: number, refresh: Refresh): Promise<unknown> {
+  private async read(
+    runner: Runner,
+    plan: Plan,
+    now: number,
+    refresh: Refresh,
+    queries: Map<string, number[]>,
+  ): Promise<unknown> {
     switch (plan.kind) {
       case "put":
         return undefined;
@@ -162,13 +190,18 @@ export class DrizzleStore extends BaseStore {
       }
       case "search": {
         if (plan.limit === 0) return [];
-        const rows = await runner.all(searchStatement(this.store, plan, now));
+        const vector = plan.query === undefined ? undefined : queries.get(plan.query);
+        let rows = await runner.all((vector ? candidatesStatement : searchStatement)(this.store, plan, now));
+        let items: SearchItem[];
+        if (vector && this.embedder)
+          ({ rows, items } = rankPage(rows, vector, this.embedder.dims, plan.offset, plan.limit));
+        else items = rows.map(itemOf);
         if (this.refreshes(plan)) {
           for (const row of rows) {
             if (row.ttl_minutes !== null) refresh.push({ path: textOf(row.ns_path), key: textOf(row.item_key) });
           }
         }
-        return rows.map(itemOf) as SearchItem[];
+        return items;
       }
       case "list":
         return this.runList(runner, plan, now);
