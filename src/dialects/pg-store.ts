@@ -19,10 +19,15 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
     return {
       exists: () => sql`${member} is not null`,
       is: typed,
+      // Equality as jsonb equality: cheaper than extracting and casting, and typed all the same.
       text: (comparison, value) =>
-        sql`(case when ${typed("string")} then ${items.value} ->> cast(${key} as text) end) collate "C" ${op(comparison)} cast(${value} as text) collate "C"`,
+        comparison === "="
+          ? sql`${member} = cast(${JSON.stringify(value)} as jsonb)`
+          : sql`(case when ${typed("string")} then ${items.value} ->> cast(${key} as text) end) collate "C" ${op(comparison)} cast(${value} as text) collate "C"`,
       number: (comparison, value) =>
-        sql`(case when ${typed("number")} then cast(${items.value} ->> cast(${key} as text) as double precision) end) ${op(comparison)} cast(${value} as double precision)`,
+        comparison === "="
+          ? sql`${member} = cast(${JSON.stringify(value)} as jsonb)`
+          : sql`(case when ${typed("number")} then cast(${items.value} ->> cast(${key} as text) as double precision) end) ${op(comparison)} cast(${value} as double precision)`,
       boolean: (value) => sql`${member} = ${sql.raw(value ? "'true'::jsonb" : "'false'::jsonb")}`,
     };
   };

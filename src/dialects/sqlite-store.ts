@@ -56,7 +56,7 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
     unit: batch
       ? // Batch-only (D1): no reads between a batch's statements; the reads come first.
         async (reads, writes) => {
-          const result = await reads(executor);
+          const result = reads ? await reads(executor) : undefined;
           if (writes.length > 0) await retryOnConflict(isBusy, () => batch(writes));
           return result;
         }

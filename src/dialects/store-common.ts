@@ -25,12 +25,20 @@ export const replacedColumns = (c: StoreColumns) => [c.value, c.embeddings, c.up
 
 /** `StoreDialect.unit` on a driver with interactive transactions. */
 export function transactionUnit(executor: Executor, isConflict: (error: unknown) => boolean) {
-  return <T>(reads: (runner: Runner) => Promise<T>, writes: Statement[]): Promise<T> =>
-    retryOnConflict(isConflict, () =>
+  return <T>(reads: ((runner: Runner) => Promise<T>) | undefined, writes: Statement[]): Promise<T | undefined> => {
+    // One statement is atomic on its own: no BEGIN and COMMIT round trips.
+    if (!reads && writes.length === 1) {
+      return retryOnConflict(isConflict, async () => {
+        await executor.run(writes[0]);
+        return undefined;
+      });
+    }
+    return retryOnConflict(isConflict, () =>
       executor.transaction(async (tx) => {
-        const result = await reads(tx);
+        const result = reads ? await reads(tx) : undefined;
         for (const write of writes) await tx.run(write);
         return result;
       }),
     );
+  };
 }

@@ -68,6 +68,7 @@ export interface StoreDialect {
    * Runs `reads` and then `writes` as one unit: the writes all take effect or none do;
    * the reads see nothing of them. A conflict (deadlock, busy lock) runs the unit again.
    * On a batch-only driver the reads run first and the writes as one atomic batch.
+   * Without reads, a single write runs as the statement it is (atomic on its own).
    */
-  unit<T>(reads: (runner: Runner) => Promise<T>, writes: Statement[]): Promise<T>;
+  unit<T>(reads: ((runner: Runner) => Promise<T>) | undefined, writes: Statement[]): Promise<T | undefined>;
 }

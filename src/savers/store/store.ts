@@ -165,8 +165,12 @@ export class DrizzleStore extends BaseStore {
       for (const statement of refreshStatements(this.store, refresh, now)) await runner.run(statement);
       return results;
     };
-    const results = writes.length === 0 ? await reads(this.store.executor) : await this.store.unit(reads, writes);
-    return results as OperationResults<Op>;
+    if (writes.length === 0) return (await reads(this.store.executor)) as OperationResults<Op>;
+    if (plans.every((plan) => plan.kind === "put")) {
+      await this.store.unit(undefined, writes);
+      return plans.map(() => undefined) as OperationResults<Op>;
+    }
+    return (await this.store.unit(reads, writes)) as OperationResults<Op>;
   }
 
   private refreshes(plan: { refreshTtl?: boolean }): boolean {
