@@ -1,11 +1,20 @@
 /**
  * A LangGraph graph that persists to an SQLite file, stops at an interrupt, is
- * resumed by a second saver instance (as a new process would), and prints its history.
+ * resumed by a second saver instance (as a new process would), and prints its history;
+ * then a graph with a store remembers in one thread what a user said in another.
  *   npm run demo            (writes ./demo.db; run it again to start a new thread)
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { Command, END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { DrizzleSaver } from "../src/index.js";
+import {
+  Command,
+  END,
+  interrupt,
+  type LangGraphRunnableConfig,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from "@langchain/langgraph";
+import { DrizzleSaver, DrizzleStore } from "../src/index.js";
 
 const file = process.argv[2] ?? "demo.db";
 
@@ -53,6 +62,43 @@ async function main() {
     );
   }
   await second.close();
+  await rememberAcrossThreads();
+}
+
+/** Long-term memory: a node writes to the store in one thread, another reads it in a second thread. */
+async function rememberAcrossThreads() {
+  const checkpointer = await DrizzleSaver.fromUrl(`file:${file}`);
+  const store = await DrizzleStore.fromUrl(`file:${file}`);
+  await store.setup();
+  const user = `user-${Date.now()}`;
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode("chat", async (state, config: LangGraphRunnableConfig) => {
+      const said = String(state.messages.at(-1)?.content ?? "");
+      const memories = ["users", user, "memories"];
+      const colour = /my favourite colour is (\w+)/i.exec(said)?.[1];
+      if (colour) {
+        await config.store?.put(memories, "colour", { colour });
+        return { messages: [new AIMessage(`I will remember ${colour}.`)] };
+      }
+      const [memory] = (await config.store?.search(memories, { filter: { colour: { $exists: true } } })) ?? [];
+      return {
+        messages: [new AIMessage(memory ? `Your favourite colour is ${memory.value.colour}.` : "I don't know yet.")],
+      };
+    })
+    .addEdge(START, "chat")
+    .addEdge("chat", END)
+    .compile({ checkpointer, store });
+  console.log("\nMemory across threads:");
+  for (const [thread, text] of [
+    ["a", "My favourite colour is teal"],
+    ["b", "What is my favourite colour?"],
+  ]) {
+    const config = { configurable: { thread_id: `${user}-${thread}` } };
+    const result = await graph.invoke({ messages: [new HumanMessage(text)] }, config);
+    console.log(`  thread ${thread}: ${text} -> ${result.messages.at(-1)?.content}`);
+  }
+  await store.close();
+  await checkpointer.close();
 }
 
 main().catch((error) => {

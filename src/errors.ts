@@ -13,6 +13,11 @@ export class InvalidInputError extends CheckpointSaverError {
   override name = "InvalidInputError";
 }
 
+/** A store namespace (or namespace prefix) that LangGraph's `BaseStore` does not accept; nothing was written. */
+export class InvalidNamespaceError extends InvalidInputError {
+  override name = "InvalidNamespaceError";
+}
+
 /** A put whose parent checkpoint, which its unchanged channels refer to, was deleted. */
 export class MissingParentError extends CheckpointSaverError {
   override name = "MissingParentError";

@@ -1,5 +1,5 @@
 /**
- * The package's entry point: the saver, its options and result types, the errors, the
+ * The package's entry point: the saver and the store, their options and result types, the errors, the
  * serializer and the transfer functions.
  */
 export type { TableStats } from "./dialects/dialect.js";
@@ -9,6 +9,7 @@ export {
   ExistingTablesError,
   FileReadError,
   InvalidInputError,
+  InvalidNamespaceError,
   LineTooLongError,
   MigrationError,
   type MigrationInfo,
@@ -29,6 +30,14 @@ export {
   type ThreadInfo,
   type ThreadSummary,
 } from "./savers/saver.js";
+export {
+  DrizzleStore,
+  type DrizzleStoreOptions,
+  type EmbedFunction,
+  type StoreFromUrlOptions,
+  type StoreIndexOptions,
+  type StoreTtlOptions,
+} from "./savers/store/store.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./savers/threads/lifecycle.js";
 export type {
   RetentionPolicy,
@@ -47,4 +56,4 @@ export { MsgpackSerializer } from "./serde/msgpack.js";
 export type { SpiderOptions } from "./spider/migrations.js";
 export * from "./transfer/index.js";
 export type { UrlDriver } from "./wiring/connect.js";
-export type { CheckpointTables, SupportedDatabase } from "./wiring/registry.js";
+export type { CheckpointTables, StoreTables, SupportedDatabase } from "./wiring/registry.js";

@@ -75,7 +75,7 @@ export async function withSaver<T>(
 }
 
 /** The error to report when the database cannot be opened. */
-function openFailure(error: unknown): unknown {
+export function openFailure(error: unknown): unknown {
   // fromUrl rejects a URL it cannot use with an InvalidInputError (better-sqlite3: a TypeError) (unknown scheme, no file name, missing directory).
   if (error instanceof TypeError || error instanceof InvalidInputError) return new UsageError(error.message);
   // The drivers are optional peer dependencies, imported for the URL's scheme only.

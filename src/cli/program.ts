@@ -9,6 +9,7 @@ import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
 import { registerRetentionCommands } from "./commands/retention.js";
 import { status } from "./commands/status.js";
+import { registerStoreCommands } from "./commands/store.js";
 import { registerTransferCommands } from "./commands/transfer.js";
 import { requireUrl, URL_ENV } from "./database.js";
 import { LAYOUT_ENV, type Layout, type LayoutOptions, resolveLayout } from "./layout.js";
@@ -285,6 +286,11 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
 
   registerRetentionCommands({ out, tableCommand, progressOptions, yesOption, target });
   registerTransferCommands({ out, tableCommand, target, filterOption, progressOptions });
+  registerStoreCommands(program, {
+    out,
+    command: databaseCommand,
+    target: (options) => ({ url: urlOf(options), json: options.json, schema: options.schema }),
+  });
 
   return program;
 }

@@ -99,7 +99,7 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
 }
 
 /** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
-const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
+export const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
 
 export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
   // Tables given without the metadata side table (recipe A) filter other keys without it.

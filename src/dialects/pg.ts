@@ -56,7 +56,7 @@ function errorCode(error: unknown): unknown {
 }
 
 /** A deadlock victim (40P01) or a serialization failure (40001, under a stricter default isolation). */
-const isConflict = (error: unknown) => {
+export const isConflict = (error: unknown) => {
   const code = errorCode(error);
   return code === "40P01" || code === "40001";
 };

@@ -110,7 +110,7 @@ function batchUnits(batch: NonNullable<Executor["batch"]>) {
  * The lock another connection held past the busy timeout (better-sqlite3 and libSQL
  * name it by SQLite's code): the unit's BEGIN IMMEDIATE failed, so nothing was written.
  */
-const isBusy = (error: unknown) =>
+export const isBusy = (error: unknown) =>
   [...errorChain(error)].some((e) => typeof e.code === "string" && e.code.startsWith("SQLITE_BUSY"));
 
 export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables): Dialect {

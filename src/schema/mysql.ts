@@ -232,3 +232,41 @@ export const checkpointWrites = defaults.checkpointWrites;
 export const checkpointThreads = defaults.checkpointThreads;
 /** The metadata index of the saver's own migrations (see `metadataIndexTable`). */
 export const checkpointMetadata = metadataIndexTable("checkpoint_metadata");
+
+/**
+ * The store's table for MySQL and MariaDB (`DrizzleStore`, LangGraph's BaseStore): one
+ * row per item. Namespace paths and keys are bytes (UTF-8), so they compare exactly and
+ * in code point order; together they fit InnoDB's 3072-byte key (the store refuses
+ * longer ones). Times are epoch milliseconds.
+ */
+export function storeTables(options: MySqlTableOptions = {}) {
+  const prefix = options.prefix ?? "";
+  const storeItems = mysqlTable(
+    `${prefix}store_items`,
+    {
+      nsPath: varbinary("ns_path", { length: MYSQL_STORE_PATH_BYTES }).notNull(),
+      key: varbinary("item_key", { length: MYSQL_STORE_KEY_BYTES }).notNull(),
+      value: json("value").notNull(),
+      // The item's embeddings (float32, little-endian, one after the other) when the store has an index.
+      embeddings: longblob("embeddings"),
+      createdAt: bigint("created_at", { mode: "number" }).notNull(),
+      updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+      // Null: never expires. ttl_minutes is what a read that refreshes adds to its time.
+      expiresAt: bigint("expires_at", { mode: "number" }),
+      ttlMinutes: double("ttl_minutes"),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}store_items_pk`, columns: [t.nsPath, t.key] }),
+      index(`${prefix}store_items_expires_at_idx`).on(t.expiresAt),
+    ],
+  );
+  return { storeItems };
+}
+
+/** The longest namespace path (labels joined by ".") and key, in UTF-8 bytes, the MySQL table holds. */
+export const MYSQL_STORE_PATH_BYTES = 2000;
+export const MYSQL_STORE_KEY_BYTES = 1000;
+
+export type MySqlStoreTables = ReturnType<typeof storeTables>;
+
+export const storeItems = storeTables().storeItems;

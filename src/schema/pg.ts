@@ -3,8 +3,10 @@
  * `langgraph-checkpoint-drizzle/pg`.
  */
 import {
+  bigint,
   boolean,
   customType,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -142,3 +144,43 @@ export const checkpoints = defaults.checkpoints;
 export const checkpointBlobs = defaults.checkpointBlobs;
 export const checkpointWrites = defaults.checkpointWrites;
 export const checkpointThreads = defaults.checkpointThreads;
+
+/**
+ * Namespace paths and keys compare byte by byte ("C" collation) whatever the database's
+ * default collation: prefix search is a range on the path (src/savers/store/namespaces.ts),
+ * and items sort alike on every database.
+ */
+const pathText = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
+
+/**
+ * The store's table for PostgreSQL (`DrizzleStore`, LangGraph's BaseStore): one row per
+ * item, keyed by its encoded namespace path and key. Times are epoch milliseconds.
+ */
+export function storeTables(options: PgTableOptions = {}) {
+  const prefix = options.prefix ?? "";
+  const table = (options.schema ? pgSchema(options.schema).table : pgTable) as typeof pgTable;
+  const storeItems = table(
+    `${prefix}store_items`,
+    {
+      nsPath: pathText("ns_path").notNull(),
+      key: pathText("item_key").notNull(),
+      value: jsonb("value").notNull(),
+      // The item's embeddings (float32, little-endian, one after the other) when the store has an index.
+      embeddings: bytea("embeddings"),
+      createdAt: bigint("created_at", { mode: "number" }).notNull(),
+      updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+      // Null: never expires. ttl_minutes is what a read that refreshes adds to its time.
+      expiresAt: bigint("expires_at", { mode: "number" }),
+      ttlMinutes: doublePrecision("ttl_minutes"),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}store_items_pk`, columns: [t.nsPath, t.key] }),
+      index(`${prefix}store_items_expires_at_idx`).on(t.expiresAt),
+    ],
+  );
+  return { storeItems };
+}
+
+export type PgStoreTables = ReturnType<typeof storeTables>;
+
+export const storeItems = storeTables().storeItems;

@@ -138,3 +138,36 @@ export const checkpoints = defaults.checkpoints;
 export const checkpointBlobs = defaults.checkpointBlobs;
 export const checkpointWrites = defaults.checkpointWrites;
 export const checkpointThreads = defaults.checkpointThreads;
+
+/**
+ * The store's table for SQLite (`DrizzleStore`, LangGraph's BaseStore): one row per
+ * item, keyed by its encoded namespace path (compared byte by byte, SQLite's default
+ * BINARY collation) and key. Times are epoch milliseconds.
+ */
+export function storeTables(options: SQLiteTableOptions = {}) {
+  const prefix = options.prefix ?? "";
+  const storeItems = sqliteTable(
+    `${prefix}store_items`,
+    {
+      nsPath: text("ns_path").notNull(),
+      key: text("item_key").notNull(),
+      value: text("value").notNull(),
+      // The item's embeddings (float32, little-endian, one after the other) when the store has an index.
+      embeddings: blob("embeddings", { mode: "buffer" }),
+      createdAt: integer("created_at").notNull(),
+      updatedAt: integer("updated_at").notNull(),
+      // Null: never expires. ttl_minutes is what a read that refreshes adds to its time.
+      expiresAt: integer("expires_at"),
+      ttlMinutes: real("ttl_minutes"),
+    },
+    (t) => [
+      primaryKey({ name: `${prefix}store_items_pk`, columns: [t.nsPath, t.key] }),
+      index(`${prefix}store_items_expires_at_idx`).on(t.expiresAt),
+    ],
+  );
+  return { storeItems };
+}
+
+export type SQLiteStoreTables = ReturnType<typeof storeTables>;
+
+export const storeItems = storeTables().storeItems;

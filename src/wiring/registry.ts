@@ -13,8 +13,12 @@ import { type PgDatabase, PgDatabase as PgDatabaseClass, type PgQueryResultHKT }
 import { type BaseSQLiteDatabase, BaseSQLiteDatabase as BaseSQLiteDatabaseClass } from "drizzle-orm/sqlite-core";
 import type { Dialect } from "../dialects/dialect.js";
 import { deriveMySqlValue, mysqlDialect } from "../dialects/mysql.js";
+import { mysqlStoreDialect } from "../dialects/mysql-store.js";
 import { pgDialect } from "../dialects/pg.js";
+import { pgStoreDialect } from "../dialects/pg-store.js";
 import { sqliteDialect } from "../dialects/sqlite.js";
+import { sqliteStoreDialect } from "../dialects/sqlite-store.js";
+import type { StoreDialect } from "../dialects/store-dialect.js";
 import { betterSqliteExecutor } from "../drivers/better-sqlite3.js";
 import { D1_DRIVER, d1Executor } from "../drivers/d1.js";
 import { sessionKind } from "../drivers/drizzle-internals.js";
@@ -45,12 +49,16 @@ export type CheckpointTables =
   | mysqlSchema.MySqlCheckpointTables
   | sqliteSchema.SQLiteCheckpointTables;
 
+/** Tables of the store passed by an application that defines them in its own schema (see `storeTables`). */
+export type StoreTables = pgSchema.PgStoreTables | mysqlSchema.MySqlStoreTables | sqliteSchema.SQLiteStoreTables;
+
 /** A database family: its SQL dialect, default tables and migrations folder. */
 interface Family {
   /** Folder name under migrations/. */
   migrations: "pg" | "mysql" | "sqlite";
   matches(db: unknown): boolean;
   dialect(executor: Executor, tables: CheckpointTables | undefined, schema: string | undefined): Dialect;
+  store(executor: Executor, tables: StoreTables | undefined, schema: string | undefined): StoreDialect;
   executorOptions: ExecutorOptions;
 }
 
@@ -60,6 +68,8 @@ const FAMILIES: Family[] = [
     matches: (db) => is(db, PgDatabaseClass),
     dialect: (executor, tables, schema) =>
       pgDialect(executor, (tables ?? pgSchema.checkpointTables({ schema })) as pgSchema.PgCheckpointTables),
+    store: (executor, tables, schema) =>
+      pgStoreDialect(executor, (tables ?? pgSchema.storeTables({ schema })) as pgSchema.PgStoreTables),
     executorOptions: {},
   },
   {
@@ -73,6 +83,8 @@ const FAMILIES: Family[] = [
           checkpointMetadata: mysqlSchema.checkpointMetadata,
         }) as mysqlSchema.MySqlCheckpointTables,
       ),
+    store: (executor, tables) =>
+      mysqlStoreDialect(executor, (tables ?? mysqlSchema.storeTables()) as mysqlSchema.MySqlStoreTables),
     executorOptions: { derive: deriveMySqlValue },
   },
   {
@@ -80,6 +92,8 @@ const FAMILIES: Family[] = [
     matches: (db) => is(db, BaseSQLiteDatabaseClass),
     dialect: (executor, tables) =>
       sqliteDialect(executor, (tables ?? sqliteSchema.checkpointTables()) as sqliteSchema.SQLiteCheckpointTables),
+    store: (executor, tables) =>
+      sqliteStoreDialect(executor, (tables ?? sqliteSchema.storeTables()) as sqliteSchema.SQLiteStoreTables),
     executorOptions: {},
   },
 ];
@@ -111,16 +125,13 @@ export interface Resolved {
   migrations: Family["migrations"];
 }
 
-/**
- * Finds the dialect from the class of the drizzle database and the executor from its
- * driver. Touches nothing in the database: an unsupported one fails here, before any write.
- */
-export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefined, schema?: string): Resolved {
+/** The family and executor of a drizzle database; `who` names the class in messages. */
+function familyOf(db: SupportedDatabase, who: string, schema: string | undefined, hasTables: boolean) {
   const family = FAMILIES.find((candidate) => candidate.matches(db));
   const kind = sessionKind(db);
   if (!family) {
     throw new UnsupportedDriverError(
-      `DrizzleSaver needs a drizzle database (from drizzle-orm/<driver>), got ${kind ?? describeValue(db)}; supported drivers: ${SUPPORTED}`,
+      `${who} needs a drizzle database (from drizzle-orm/<driver>), got ${kind ?? describeValue(db)}; supported drivers: ${SUPPORTED}`,
     );
   }
   const entry = DRIVERS.find((candidate) => candidate.session === kind);
@@ -133,8 +144,34 @@ export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefi
     if (family.migrations !== "pg") throw new InvalidInputError("the schema option is for PostgreSQL only");
     if (typeof schema !== "string" || schema.length === 0)
       throw new InvalidInputError("schema must be a non-empty string");
-    if (tables) throw new InvalidInputError("pass either schema or tables: tables name their own schema");
+    if (hasTables) throw new InvalidInputError("pass either schema or tables: tables name their own schema");
   }
   const executor = withHiddenParameters(entry.executor(db, family.executorOptions));
+  return { family, executor };
+}
+
+/**
+ * Finds the dialect from the class of the drizzle database and the executor from its
+ * driver. Touches nothing in the database: an unsupported one fails here, before any write.
+ */
+export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefined, schema?: string): Resolved {
+  const { family, executor } = familyOf(db, "DrizzleSaver", schema, tables !== undefined);
   return { dialect: family.dialect(executor, tables, schema), migrations: family.migrations };
+}
+
+export interface ResolvedStore extends Resolved {
+  store: StoreDialect;
+}
+
+/**
+ * The store's dialect, and the saver's dialect over the same executor for the migrations
+ * (the store's tables come with the shipped migrations). Touches nothing in the database.
+ */
+export function resolveStore(db: SupportedDatabase, tables: StoreTables | undefined, schema?: string): ResolvedStore {
+  const { family, executor } = familyOf(db, "DrizzleStore", schema, tables !== undefined);
+  return {
+    dialect: family.dialect(executor, undefined, schema),
+    store: family.store(executor, tables, schema),
+    migrations: family.migrations,
+  };
 }

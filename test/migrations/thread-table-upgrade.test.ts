@@ -99,7 +99,11 @@ describe("0002_thread_table backfills one row per thread", () => {
       await writeThreads(writer);
       await copyPgRows(client, "seed");
       const saver = new DrizzleSaver(drizzlePg(client));
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0002_thread_table", "0003_incremental_values"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([
+        "0002_thread_table",
+        "0003_incremental_values",
+        "0004_store_items",
+      ]);
       const kept = normalize(await client.unsafe(`select ${ROW_COLUMNS.replace("from ", "from seed.")}`));
       const backfilled = normalize(await client.unsafe(`select ${ROW_COLUMNS}`));
       expect(backfilled).toEqual(kept);
@@ -131,6 +135,7 @@ describe("0002_thread_table backfills one row per thread", () => {
         "0002_thread_table",
         "0003_incremental_values",
         "0004_metadata_index",
+        "0005_store_items",
       ]);
       const read = async (p: mysql.Pool) => normalize((await p.query(`select ${ROW_COLUMNS}`))[0] as never);
       const backfilled = await read(pool);
@@ -161,7 +166,11 @@ describe("0002_thread_table backfills one row per thread", () => {
       db.exec(`attach database '${seedFile.replaceAll("'", "''")}' as seed`);
       for (const statement of sqliteCopyStatements("seed")) db.exec(statement);
       const saver = new DrizzleSaver(drizzleSqlite(db));
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0001_thread_table", "0002_incremental_values"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([
+        "0001_thread_table",
+        "0002_incremental_values",
+        "0003_store_items",
+      ]);
       const backfilled = normalize(db.prepare(`select ${ROW_COLUMNS}`).all() as never);
       expect(backfilled).toEqual(normalize(seedDb.prepare(`select ${ROW_COLUMNS}`).all() as never));
       expectShape(backfilled);

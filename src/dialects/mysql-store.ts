@@ -1,0 +1,61 @@
+/**
+ * The store's SQL on MySQL and MariaDB: members read through JSON paths both servers
+ * accept, strings compared as bytes, the upsert as ON DUPLICATE KEY UPDATE.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import { MYSQL_STORE_KEY_BYTES, MYSQL_STORE_PATH_BYTES, type MySqlStoreTables } from "../schema/mysql.js";
+import type { Executor } from "../sql/executor.js";
+import { insertValues } from "./common-sql.js";
+import { isConflict } from "./mysql.js";
+import { op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
+import type { FieldKind, StoreDialect, ValueField } from "./store-dialect.js";
+
+const KINDS: Record<FieldKind, string> = {
+  string: "'STRING'",
+  number: "'INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL'",
+  boolean: "'BOOLEAN'",
+  null: "'NULL'",
+};
+
+export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables): StoreDialect {
+  const items = tables.storeItems;
+  const columns = { table: items, ...items };
+  const field = (key: string): ValueField => {
+    // The key as a quoted JSON path member ($."a.b"), sent as bytes: as text it would carry
+    // the connection's collation (see jsonPath in mysql.ts).
+    const path = sql`convert(${Buffer.from(`$.${JSON.stringify(key)}`, "utf8")} using utf8mb4)`;
+    const member = sql`json_extract(${items.value}, ${path})`;
+    const typed = (kind: FieldKind): SQL => sql`json_type(${member}) in (${sql.raw(KINDS[kind])})`;
+    return {
+      // A JSON null member extracts as JSON null, not SQL NULL.
+      exists: () => sql`${member} is not null`,
+      is: typed,
+      text: (comparison, value) =>
+        sql`(case when ${typed("string")} then cast(json_unquote(${member}) as binary) end) ${op(comparison)} cast(${value} as binary)`,
+      number: (comparison, value) =>
+        sql`(case when ${typed("number")} then json_unquote(${member}) + 0e0 end) ${op(comparison)} ${value}`,
+      boolean: (value) =>
+        sql`(${typed("boolean")} and json_unquote(${member}) = ${sql.raw(value ? "'true'" : "'false'")})`,
+    };
+  };
+  const written = upsertColumns(columns);
+  return {
+    name: "mysql",
+    executor,
+    columns,
+    limits: { pathBytes: MYSQL_STORE_PATH_BYTES, keyBytes: MYSQL_STORE_KEY_BYTES },
+    text: (value) => Buffer.from(value, "utf8"),
+    json: (text) => sql`${text}`,
+    valueOut: sql`${items.value}`,
+    field,
+    upsertColumns: written,
+    upsert: (rows) =>
+      sql`${insertValues(items, written, rows)} on duplicate key update ${sql.join(
+        replacedColumns(columns).map(
+          (column) => sql`${sql.identifier(column.name)} = values(${sql.identifier(column.name)})`,
+        ),
+        sql`, `,
+      )}`,
+    unit: transactionUnit(executor, isConflict),
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * The store's SQL on PostgreSQL: jsonb members read with `->`/`->>`, strings compared
+ * under the "C" collation, the upsert as ON CONFLICT DO UPDATE.
+ */
+import { sql } from "drizzle-orm";
+import type { PgStoreTables } from "../schema/pg.js";
+import type { Executor } from "../sql/executor.js";
+import { onConflictInsert } from "./common-sql.js";
+import { isConflict } from "./pg.js";
+import { op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
+import type { StoreDialect, ValueField } from "./store-dialect.js";
+
+export function pgStoreDialect(executor: Executor, tables: PgStoreTables): StoreDialect {
+  const items = tables.storeItems;
+  const columns = { table: items, ...items };
+  const field = (key: string): ValueField => {
+    const member = sql`(${items.value} -> cast(${key} as text))`;
+    const typed = (kind: string) => sql`jsonb_typeof(${member}) = ${sql.raw(`'${kind}'`)}`;
+    return {
+      exists: () => sql`${member} is not null`,
+      is: typed,
+      // Equality as jsonb equality: cheaper than extracting and casting, and typed all the same.
+      text: (comparison, value) =>
+        comparison === "="
+          ? sql`${member} = cast(${JSON.stringify(value)} as jsonb)`
+          : sql`(case when ${typed("string")} then ${items.value} ->> cast(${key} as text) end) collate "C" ${op(comparison)} cast(${value} as text) collate "C"`,
+      number: (comparison, value) =>
+        comparison === "="
+          ? sql`${member} = cast(${JSON.stringify(value)} as jsonb)`
+          : sql`(case when ${typed("number")} then cast(${items.value} ->> cast(${key} as text) as double precision) end) ${op(comparison)} cast(${value} as double precision)`,
+      boolean: (value) => sql`${member} = ${sql.raw(value ? "'true'::jsonb" : "'false'::jsonb")}`,
+    };
+  };
+  return {
+    name: "postgres",
+    executor,
+    columns,
+    text: (value) => value,
+    json: (text) => sql`cast(${text} as jsonb)`,
+    // As text: drivers parse jsonb each their own way (or not at all).
+    valueOut: sql`cast(${items.value} as text)`,
+    field,
+    upsertColumns: upsertColumns(columns),
+    upsert: (rows) =>
+      onConflictInsert({
+        table: items,
+        columns: upsertColumns(columns),
+        rows,
+        conflictTarget: [items.nsPath, items.key],
+        update: replacedColumns(columns),
+      }),
+    unit: transactionUnit(executor, isConflict),
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * The `StoreDialect` interface: the SQL of `DrizzleStore` (src/savers/store/) that differs
+ * between PostgreSQL, MySQL/MariaDB and SQLite: reading a member of an item's JSON value
+ * with its type, the upsert, and how a batch's reads and writes form one unit.
+ */
+import type { Column, SQL, Table } from "drizzle-orm";
+import type { Executor, Runner } from "../sql/executor.js";
+import type { Statement } from "../sql/statements.js";
+
+/** The columns of the store's items table, whatever the dialect calls them. */
+export interface StoreColumns {
+  table: Table;
+  nsPath: Column;
+  key: Column;
+  value: Column;
+  embeddings: Column;
+  createdAt: Column;
+  updatedAt: Column;
+  expiresAt: Column;
+  ttlMinutes: Column;
+}
+
+/** A comparison of a filter's range and equality operators. */
+export type Comparison = "=" | "<" | "<=" | ">" | ">=";
+
+/** The JSON types a filter tells apart. */
+export type FieldKind = "string" | "number" | "boolean" | "null";
+
+/**
+ * Predicates on one top-level member of the value column. Each is true only when the
+ * member exists with the type named (a missing member or another type is false or
+ * NULL, never true), so `{ a: 1 }` never matches `{ a: "1" }`.
+ */
+export interface ValueField {
+  /** The member exists (any type, JSON null too). */
+  exists(): SQL;
+  is(kind: FieldKind): SQL;
+  /** A string member compared with `value` by code points (UTF-8 bytes), never by a collation. */
+  text(op: Comparison, value: string): SQL;
+  /** A number member compared with `value` as numbers (doubles). */
+  number(op: Comparison, value: number): SQL;
+  boolean(value: boolean): SQL;
+}
+
+export interface StoreDialect {
+  /** For messages only. */
+  readonly name: string;
+  readonly executor: Executor;
+  readonly columns: StoreColumns;
+  /** Longest namespace path and key in UTF-8 bytes, when the table bounds them (MySQL's key length). */
+  readonly limits?: { pathBytes: number; keyBytes: number };
+  /** A namespace path or key as its column compares it. */
+  text(value: string): unknown;
+  /** A JSON text parameter for the value column. */
+  json(text: string): SQL;
+  /** The value column as the driver returns it: JSON text, or a parsed object. */
+  readonly valueOut: SQL;
+  /** A top-level member of the value column, by its key (any string). */
+  field(key: string): ValueField;
+  /**
+   * Inserts rows (values in the order of `upsertColumns`), replacing the value, embeddings,
+   * `updated_at` and expiry of an existing item and keeping its `created_at`.
+   */
+  upsert(rows: unknown[][]): SQL;
+  /** The columns of {@link upsert}'s rows, in order. */
+  readonly upsertColumns: Column[];
+  /**
+   * Runs `reads` and then `writes` as one unit: the writes all take effect or none do;
+   * the reads see nothing of them. A conflict (deadlock, busy lock) runs the unit again.
+   * On a batch-only driver the reads run first and the writes as one atomic batch.
+   * Without reads, a single write runs as the statement it is (atomic on its own).
+   */
+  unit<T>(reads: ((runner: Runner) => Promise<T>) | undefined, writes: Statement[]): Promise<T | undefined>;
+}

@@ -1,0 +1,224 @@
+/**
+ * The operations of a `batch`, checked before anything runs (bad input is an
+ * InvalidInputError and writes nothing) and put in the form the statements need:
+ * namespaces encoded, puts to one key merged (the last wins).
+ */
+import type { Operation } from "@langchain/langgraph-checkpoint";
+import type { StoreDialect } from "../../dialects/store-dialect.js";
+import { describeValue, InvalidInputError } from "../../errors.js";
+import { checkNamespace, encodePath, type MatchCondition } from "./namespaces.js";
+
+export interface GetPlan {
+  kind: "get";
+  namespace: string[];
+  path: string;
+  key: string;
+  /** Renew the ttl of the item read; undefined: the store's `refreshOnRead`. */
+  refreshTtl?: boolean;
+}
+
+export interface SearchPlan {
+  kind: "search";
+  prefix: string[];
+  filter: unknown;
+  limit: number;
+  offset: number;
+  query?: string;
+  refreshTtl?: boolean;
+}
+
+export interface ListPlan {
+  kind: "list";
+  conditions: MatchCondition[];
+  maxDepth?: number;
+  limit: number;
+  offset: number;
+}
+
+export interface PutPlan {
+  kind: "put";
+  namespace: string[];
+  path: string;
+  key: string;
+  /** JSON text of the value; null deletes the item. */
+  json: string | null;
+  value: Record<string, unknown> | null;
+  /** Fields to embed: false none, undefined the store's default fields. */
+  index?: false | string[];
+  /** Minutes until it expires; null never; undefined the store's default. */
+  ttl?: number | null;
+}
+
+export type Plan = GetPlan | SearchPlan | ListPlan | PutPlan;
+
+/** This store's extensions of LangGraph's operations: a put's time to live, a read's refresh. */
+export interface TtlExtensions {
+  ttl?: number | null;
+  refreshTtl?: boolean;
+}
+
+function checkRefresh(refresh: unknown): boolean | undefined {
+  if (refresh !== undefined && typeof refresh !== "boolean") {
+    throw new InvalidInputError(`refreshTtl must be a boolean, got ${describeValue(refresh)}`);
+  }
+  return refresh;
+}
+
+function nonNegativeInteger(value: unknown, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidInputError(`${what} must be a non-negative integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** A key or label that every database stores exactly: no NUL (PostgreSQL text), no lone surrogate. */
+function checkText(text: unknown, what: string): string {
+  if (typeof text !== "string") throw new InvalidInputError(`${what} must be a string, got ${describeValue(text)}`);
+  if (text.includes("\0")) throw new InvalidInputError(`${what} contains a NUL character`);
+  if (!text.isWellFormed()) throw new InvalidInputError(`${what} contains a lone surrogate`);
+  return text;
+}
+
+function checkLength(text: string, limit: number | undefined, what: string): void {
+  if (limit !== undefined && Buffer.byteLength(text, "utf8") > limit) {
+    throw new InvalidInputError(`${what} is longer than the ${limit} bytes (UTF-8) this database's store table holds`);
+  }
+}
+
+/** Strings (and member names) of a JSON value that every database stores: see checkText. */
+function checkJsonStrings(value: unknown, where: string): void {
+  if (typeof value === "string") checkText(value, `the value at ${where}`);
+  else if (Array.isArray(value)) {
+    for (const [i, element] of value.entries()) checkJsonStrings(element, `${where}[${i}]`);
+  } else if (typeof value === "object" && value !== null) {
+    for (const [name, member] of Object.entries(value)) {
+      checkText(name, `a member name at ${where}`);
+      checkJsonStrings(member, `${where}.${name}`);
+    }
+  }
+}
+
+function valueJson(value: unknown): string {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidInputError(`a store value must be an object (or null to delete), got ${describeValue(value)}`);
+  }
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    throw new InvalidInputError(`the value cannot be stored as JSON: ${(error as Error).message}`, { cause: error });
+  }
+  checkJsonStrings(JSON.parse(json), "$");
+  return json;
+}
+
+function checkTtl(ttl: unknown): number | null | undefined {
+  if (ttl === undefined || ttl === null) return ttl;
+  if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0) {
+    throw new InvalidInputError(`ttl must be a positive number of minutes or null, got ${String(ttl)}`);
+  }
+  return ttl;
+}
+
+function checkIndex(index: unknown): false | string[] | undefined {
+  if (index === undefined || index === null || index === false) return index === false ? false : undefined;
+  if (!Array.isArray(index) || !index.every((field) => typeof field === "string")) {
+    throw new InvalidInputError(`index must be false or an array of field paths, got ${describeValue(index)}`);
+  }
+  return index;
+}
+
+function checkConditions(conditions: unknown): MatchCondition[] {
+  if (conditions === undefined || conditions === null) return [];
+  if (!Array.isArray(conditions)) throw new InvalidInputError("matchConditions must be an array");
+  return conditions.map((condition: { matchType?: unknown; path?: unknown }) => {
+    if (condition?.matchType !== "prefix" && condition?.matchType !== "suffix") {
+      throw new InvalidInputError(`matchType must be "prefix" or "suffix", got ${String(condition?.matchType)}`);
+    }
+    const path = checkNamespace(condition.path, `listNamespaces ${condition.matchType}`, {
+      allowEmpty: true,
+      allowReservedRoot: true,
+    });
+    return { matchType: condition.matchType, path };
+  });
+}
+
+function planOne(store: StoreDialect, op: Operation): Plan {
+  if (typeof op !== "object" || op === null) throw new InvalidInputError(`not a store operation: ${describeValue(op)}`);
+  const lenient = { allowEmpty: true, allowReservedRoot: true };
+  if ("namespacePrefix" in op) {
+    if (op.query !== undefined && typeof op.query !== "string") throw new InvalidInputError("query must be a string");
+    return {
+      kind: "search",
+      prefix: checkNamespace(op.namespacePrefix, "search namespace prefix", lenient),
+      filter: op.filter,
+      limit: nonNegativeInteger(op.limit, 10, "limit"),
+      offset: nonNegativeInteger(op.offset, 0, "offset"),
+      query: op.query,
+      refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
+    };
+  }
+  if ("namespace" in op && "key" in op && "value" in op) {
+    const namespace = checkNamespace(op.namespace, "namespace", op.value === null ? lenient : {});
+    const key = checkText(op.key, "key");
+    const path = encodePath(namespace);
+    const json = op.value === null ? null : valueJson(op.value);
+    if (json !== null) {
+      checkLength(path, store.limits?.pathBytes, "the namespace (labels joined by '.')");
+      checkLength(key, store.limits?.keyBytes, "the key");
+    }
+    return {
+      kind: "put",
+      namespace,
+      path,
+      key,
+      json,
+      value: op.value,
+      index: checkIndex(op.index),
+      ttl: checkTtl((op as TtlExtensions).ttl),
+    };
+  }
+  if ("namespace" in op && "key" in op) {
+    const namespace = checkNamespace(op.namespace, "namespace", lenient);
+    return {
+      kind: "get",
+      namespace,
+      path: encodePath(namespace),
+      key: checkText(op.key, "key"),
+      refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
+    };
+  }
+  if ("matchConditions" in op || "limit" in op) {
+    const maxDepth = op.maxDepth;
+    if (maxDepth !== undefined && (!Number.isSafeInteger(maxDepth) || maxDepth < 1)) {
+      throw new InvalidInputError(`maxDepth must be a positive integer, got ${String(maxDepth)}`);
+    }
+    return {
+      kind: "list",
+      conditions: checkConditions(op.matchConditions),
+      maxDepth,
+      limit: nonNegativeInteger(op.limit, 100, "limit"),
+      offset: nonNegativeInteger(op.offset, 0, "offset"),
+    };
+  }
+  throw new InvalidInputError(`not a store operation: ${JSON.stringify(Object.keys(op))}`);
+}
+
+/** Every operation checked, in order; throws before anything runs. */
+export function planBatch(store: StoreDialect, operations: unknown): Plan[] {
+  if (!Array.isArray(operations)) throw new InvalidInputError("batch expects an array of operations");
+  return operations.map((op) => planOne(store, op as Operation));
+}
+
+/** The puts of a batch, one per item: the last put to a key wins. */
+export function lastPuts(plans: Plan[]): PutPlan[] {
+  const last = new Map<string, PutPlan>();
+  for (const plan of plans) {
+    if (plan.kind !== "put") continue;
+    const id = `${plan.path}\0${plan.key}`;
+    last.delete(id); // re-inserted: the map keeps the order of the last puts
+    last.set(id, plan);
+  }
+  return [...last.values()];
+}

@@ -1,0 +1,45 @@
+/** The options of `DrizzleStore` and of `DrizzleStore.fromUrl`. */
+import type { UrlDriver } from "../../wiring/connect.js";
+import type { StoreTables } from "../../wiring/registry.js";
+import type { StoreIndexOptions } from "./vectors.js";
+
+/** Time to live of the store's items. */
+export interface StoreTtlOptions {
+  /** Minutes an item lives after its put when the put names no `ttl`; none: items never expire. */
+  defaultTtl?: number;
+  /** Whether get and search renew the ttl of the items they return (default true); a call can override it. */
+  refreshOnRead?: boolean;
+  /** Minutes between the passes of the sweeper that `start()` runs (default 60). */
+  sweepIntervalMinutes?: number;
+}
+
+export interface DrizzleStoreOptions {
+  /**
+   * Tables the application defined itself with `storeTables()` from
+   * "langgraph-checkpoint-drizzle/pg" (or /mysql, /sqlite) and migrates with its own
+   * drizzle-kit. `setup()` then does nothing.
+   */
+  tables?: StoreTables;
+  /** PostgreSQL only: the schema of the tables, created by `setup()` if missing (as for `DrizzleSaver`). */
+  schema?: string;
+  /** Table recording our applied migrations; default "langgraph_checkpoint_migrations", shared with the saver. */
+  migrationsTable?: string;
+  /** PostgreSQL schema of that table; default `schema`, else the current schema. */
+  migrationsSchema?: string;
+  ttl?: StoreTtlOptions;
+  /**
+   * Semantic search: `{ dims, embeddings, fields }`. Puts embed the texts at `fields`
+   * (default the whole value); a search with a `query` ranks by cosine similarity.
+   */
+  index?: StoreIndexOptions;
+  /**
+   * The clock of `createdAt`, `updatedAt` and expiry, in epoch milliseconds; `Date.now` by
+   * default. Processes sharing a store should have synchronised clocks.
+   */
+  clock?: () => number;
+}
+
+export interface StoreFromUrlOptions extends DrizzleStoreOptions {
+  /** The driver to open the URL with; by default the first installed one that serves its scheme. */
+  driver?: UrlDriver;
+}

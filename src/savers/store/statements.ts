@@ -1,0 +1,163 @@
+/**
+ * The SQL of the store's operations over a {@link StoreDialect}, and the items read back.
+ * Every read leaves out expired items; search applies the namespace prefix and the filter
+ * in the same WHERE clause as its LIMIT and OFFSET.
+ */
+import type { Item } from "@langchain/langgraph-checkpoint";
+import { type SQL, sql } from "drizzle-orm";
+import type { StoreDialect } from "../../dialects/store-dialect.js";
+import { SerializationError } from "../../errors.js";
+import { parameterLimit, type Row } from "../../sql/executor.js";
+import type { Statement } from "../../sql/statements.js";
+import { filterPredicates } from "./filters.js";
+import { decodePath, underPrefix } from "./namespaces.js";
+import type { GetPlan, PutPlan, SearchPlan } from "./operations.js";
+
+const and = (parts: (SQL | undefined)[]): SQL => {
+  const present = parts.filter((part): part is SQL => part !== undefined);
+  return present.length === 0 ? sql`1 = 1` : sql.join(present, sql` and `);
+};
+
+/** Items not expired at `now` (epoch milliseconds). */
+function live(store: StoreDialect, now: number): SQL {
+  const c = store.columns;
+  return sql`(${c.expiresAt} is null or ${c.expiresAt} > ${now})`;
+}
+
+/** The columns an item is read from, under fixed names. */
+function itemColumns(store: StoreDialect, embeddings = false): SQL {
+  const c = store.columns;
+  return sql`${c.nsPath} as ${sql.identifier("ns_path")}, ${c.key} as ${sql.identifier("item_key")},
+    ${store.valueOut} as ${sql.identifier("value")}, ${c.createdAt} as ${sql.identifier("created_at")},
+    ${c.updatedAt} as ${sql.identifier("updated_at")}, ${c.ttlMinutes} as ${sql.identifier("ttl_minutes")}${
+      embeddings ? sql`, ${c.embeddings} as ${sql.identifier("embeddings")}` : sql``
+    }`;
+}
+
+export function getStatement(store: StoreDialect, plan: GetPlan, now: number): SQL {
+  const c = store.columns;
+  return sql`select ${itemColumns(store)} from ${c.table}
+    where ${c.nsPath} = ${store.text(plan.path)} and ${c.key} = ${store.text(plan.key)} and ${live(store, now)}`;
+}
+
+/** The WHERE clause of a search: prefix, filter, not expired. */
+function searchWhere(store: StoreDialect, plan: SearchPlan, now: number): SQL {
+  return and([underPrefix(store, plan.prefix), live(store, now), ...filterPredicates(store, plan.filter)]);
+}
+
+/** A page of a search without a query: most recently updated first, then by namespace and key. */
+export function searchStatement(store: StoreDialect, plan: SearchPlan, now: number): SQL {
+  const c = store.columns;
+  return sql`select ${itemColumns(store)} from ${c.table} where ${searchWhere(store, plan, now)}
+    order by ${c.updatedAt} desc, ${c.nsPath}, ${c.key} limit ${plan.limit} offset ${plan.offset}`;
+}
+
+/** Every item the prefix and filter leave, with its embeddings, newest first: a query's candidates. */
+export function candidatesStatement(store: StoreDialect, plan: SearchPlan, now: number): SQL {
+  const c = store.columns;
+  return sql`select ${itemColumns(store, true)} from ${c.table} where ${searchWhere(store, plan, now)}
+    order by ${c.updatedAt} desc, ${c.nsPath}, ${c.key}`;
+}
+
+/** The distinct namespace paths (not expired) under a literal prefix, in path order. */
+export function namespacesStatement(store: StoreDialect, prefix: string[], now: number): SQL {
+  const c = store.columns;
+  return sql`select distinct ${c.nsPath} as ${sql.identifier("ns_path")} from ${c.table}
+    where ${and([underPrefix(store, prefix), live(store, now)])} order by ${sql.identifier("ns_path")}`;
+}
+
+/**
+ * Renews the expiry of the items read (those with a ttl) from `now`, leaving `updated_at`
+ * as it is; in pieces the driver accepts.
+ */
+export function refreshStatements(store: StoreDialect, items: { path: string; key: string }[], now: number): SQL[] {
+  const c = store.columns;
+  const perStatement = Math.max(1, Math.floor(parameterLimit(store.executor.limits) / 2) - 2);
+  const statements: SQL[] = [];
+  for (let start = 0; start < items.length; start += perStatement) {
+    const keys = items
+      .slice(start, start + perStatement)
+      .map(({ path, key }) => sql`(${c.nsPath} = ${store.text(path)} and ${c.key} = ${store.text(key)})`);
+    statements.push(
+      sql`update ${c.table} set ${sql.identifier(c.expiresAt.name)} = round(${now} + ${c.ttlMinutes} * 60000)
+        where ${c.ttlMinutes} is not null and ${live(store, now)} and (${sql.join(keys, sql` or `)})`,
+    );
+  }
+  return statements;
+}
+
+/** Removes the items expired at `now`. */
+export function sweepStatement(store: StoreDialect, now: number): SQL {
+  const c = store.columns;
+  return sql`delete from ${c.table} where ${c.expiresAt} <= ${now}`;
+}
+
+/** What a put writes besides its value: when it expires and the ttl a refresh renews. */
+export interface PutRow {
+  plan: PutPlan;
+  embeddings: Buffer | null;
+  expiresAt: number | null;
+  ttlMinutes: number | null;
+}
+
+/** The statements of a batch's writes: deletes, then upserts in pieces the driver accepts. */
+export function writeStatements(store: StoreDialect, rows: PutRow[], now: number): Statement[] {
+  const c = store.columns;
+  const statements: Statement[] = [];
+  const upserts: unknown[][] = [];
+  for (const { plan, embeddings, expiresAt, ttlMinutes } of rows) {
+    if (plan.json === null) {
+      statements.push(
+        sql`delete from ${c.table} where ${c.nsPath} = ${store.text(plan.path)} and ${c.key} = ${store.text(plan.key)}`,
+      );
+    } else {
+      upserts.push([
+        store.text(plan.path),
+        store.text(plan.key),
+        store.json(plan.json),
+        embeddings,
+        now,
+        now,
+        expiresAt,
+        ttlMinutes,
+      ]);
+    }
+  }
+  const perStatement = Math.max(1, Math.floor(parameterLimit(store.executor.limits) / store.upsertColumns.length));
+  for (let start = 0; start < upserts.length; start += perStatement) {
+    statements.push(store.upsert(upserts.slice(start, start + perStatement)));
+  }
+  return statements;
+}
+
+/** Text a driver may return as bytes (MySQL's VARBINARY). */
+export function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("utf8");
+  return String(value);
+}
+
+function parseValue(value: unknown, where: string): Record<string, unknown> {
+  try {
+    // Always a fresh object: items handed out never share state with the store or each other.
+    const parsed =
+      typeof value === "string" || value instanceof Uint8Array ? JSON.parse(textOf(value)) : structuredClone(value);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed;
+  } catch (error) {
+    throw new SerializationError(`the stored value of ${where} is not JSON`, { cause: error });
+  }
+  throw new SerializationError(`the stored value of ${where} is not a JSON object`);
+}
+
+export function itemOf(row: Row): Item {
+  const path = textOf(row.ns_path);
+  const key = textOf(row.item_key);
+  return {
+    namespace: decodePath(path),
+    key,
+    value: parseValue(row.value, `${path} / ${key}`),
+    createdAt: new Date(Number(row.created_at)),
+    updatedAt: new Date(Number(row.updated_at)),
+  };
+}

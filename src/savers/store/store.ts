@@ -1,0 +1,311 @@
+/**
+ * `DrizzleStore`, LangGraph's long-term memory (`BaseStore`) over the saver's databases:
+ * items in one table keyed by namespace path and key (src/schema), each batch one unit
+ * whose reads see the state before it (statements.ts, operations.ts).
+ */
+import {
+  BaseStore,
+  type Item,
+  type Operation,
+  type OperationResults,
+  type SearchItem,
+} from "@langchain/langgraph-checkpoint";
+import type { StoreDialect } from "../../dialects/store-dialect.js";
+import { InvalidInputError, type MigrationInfo } from "../../errors.js";
+import type { Runner } from "../../sql/executor.js";
+import { connect } from "../../wiring/connect.js";
+import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
+import { findMigrationsFolder } from "../migrations/folder.js";
+import { Migrations } from "../migrations/migrate.js";
+import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
+import { type ListPlan, lastPuts, type Plan, planBatch } from "./operations.js";
+import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
+import {
+  candidatesStatement,
+  getStatement,
+  itemOf,
+  namespacesStatement,
+  type PutRow,
+  refreshStatements,
+  searchStatement,
+  sweepStatement,
+  textOf,
+  writeStatements,
+} from "./statements.js";
+import {
+  type Embedder,
+  type EmbedFunction,
+  embedderOf,
+  embedPuts,
+  embedQuery,
+  rankPage,
+  type StoreIndexOptions,
+} from "./vectors.js";
+
+export type { DrizzleStoreOptions, EmbedFunction, StoreFromUrlOptions, StoreIndexOptions, StoreTtlOptions };
+
+const MINUTE_MS = 60_000;
+const DEFAULT_SWEEP_MINUTES = 60;
+
+/** Items a batch read that have a ttl to renew. */
+type Refresh = { path: string; key: string }[];
+
+function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
+  if (ttl === undefined) return {};
+  const positive = (value: unknown, what: string) => {
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value <= 0)) {
+      throw new InvalidInputError(`ttl.${what} must be a positive number of minutes, got ${String(value)}`);
+    }
+  };
+  positive(ttl.defaultTtl, "defaultTtl");
+  positive(ttl.sweepIntervalMinutes, "sweepIntervalMinutes");
+  if (ttl.refreshOnRead !== undefined && typeof ttl.refreshOnRead !== "boolean") {
+    throw new InvalidInputError("ttl.refreshOnRead must be a boolean");
+  }
+  return { ...ttl };
+}
+
+/**
+ * LangGraph's `BaseStore` on PostgreSQL, MySQL/MariaDB or SQLite through Drizzle, on
+ * every driver `DrizzleSaver` supports. Pass it to `compile({ store })`.
+ */
+export class DrizzleStore extends BaseStore {
+  private readonly store: StoreDialect;
+  private readonly migrations: Migrations;
+  private readonly ttl: StoreTtlOptions;
+  private readonly clock: () => number;
+  private readonly embedder: Embedder | undefined;
+
+  constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
+    super();
+    const resolved = resolveStore(db, options.tables, options.schema);
+    this.store = resolved.store;
+    this.ttl = checkTtlOptions(options.ttl);
+    if (options.clock !== undefined && typeof options.clock !== "function") {
+      throw new InvalidInputError("clock must be a function returning epoch milliseconds");
+    }
+    this.clock = options.clock ?? Date.now;
+    this.embedder = embedderOf(options.index);
+    this.migrations = new Migrations(resolved.dialect, {
+      folder: findMigrationsFolder(resolved.migrations),
+      ownTables: options.tables !== undefined,
+      table: options.migrationsTable,
+      schema: options.migrationsSchema,
+    });
+  }
+
+  /** Opens its own connection from a URL, as `DrizzleSaver.fromUrl` does; `close()` ends it. */
+  static async fromUrl(url: string, options: StoreFromUrlOptions = {}): Promise<DrizzleStore> {
+    const { driver, ...storeOptions } = options;
+    const connection = await connect(url, driver);
+    let store: DrizzleStore;
+    try {
+      store = new DrizzleStore(connection.db, storeOptions);
+    } catch (error) {
+      await connection.close().catch(() => {});
+      throw error;
+    }
+    store.closeConnection = connection.close;
+    return store;
+  }
+
+  private closeConnection: () => Promise<void> = async () => {};
+
+  /**
+   * Applies the shipped migrations not applied yet (the saver's and the store's tables
+   * come with the same ones); safe when several processes call it at once. Does nothing
+   * when the application passed its own `tables`.
+   */
+  async setup(): Promise<MigrationInfo[]> {
+    return this.migrations.apply();
+  }
+
+  /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
+  async close(): Promise<void> {
+    await this.stop();
+    const close = this.closeConnection;
+    this.closeConnection = async () => {};
+    await close();
+  }
+
+  /**
+   * Runs the operations as one unit: every operation is checked first (bad input writes
+   * nothing), reads see the state before the batch, and the writes (the last put to
+   * each key) all take effect or none do.
+   */
+  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    const plans = planBatch(this.store, operations);
+    const now = this.clock();
+    const puts = lastPuts(plans);
+    // The model runs before the unit: no transaction waits on it.
+    const embeddings = this.embedder ? await embedPuts(this.embedder, puts) : [];
+    const queries = new Map<string, number[]>();
+    if (this.embedder) {
+      for (const plan of plans) {
+        if (plan.kind === "search" && plan.query !== undefined && !queries.has(plan.query)) {
+          queries.set(plan.query, await embedQuery(this.embedder, plan.query));
+        }
+      }
+    }
+    const rows: PutRow[] = puts.map((plan, i) => {
+      const ttl = plan.ttl === undefined ? (this.ttl.defaultTtl ?? null) : plan.ttl;
+      return {
+        plan,
+        embeddings: embeddings[i] ?? null,
+        expiresAt: ttl === null ? null : now + Math.round(ttl * MINUTE_MS),
+        ttlMinutes: ttl,
+      };
+    });
+    const writes = writeStatements(this.store, rows, now);
+    const reads = async (runner: Runner) => {
+      const results: unknown[] = [];
+      const refresh: Refresh = [];
+      for (const plan of plans) results.push(await this.read(runner, plan, now, refresh, queries));
+      // After the reads, so none of them sees a renewed expiry; updated_at stays.
+      for (const statement of refreshStatements(this.store, refresh, now)) await runner.run(statement);
+      return results;
+    };
+    if (writes.length === 0) return (await reads(this.store.executor)) as OperationResults<Op>;
+    if (plans.every((plan) => plan.kind === "put")) {
+      await this.store.unit(undefined, writes);
+      return plans.map(() => undefined) as OperationResults<Op>;
+    }
+    return (await this.store.unit(reads, writes)) as OperationResults<Op>;
+  }
+
+  private refreshes(plan: { refreshTtl?: boolean }): boolean {
+    return plan.refreshTtl ?? this.ttl.refreshOnRead ?? true;
+  }
+
+  private async read(
+    runner: Runner,
+    plan: Plan,
+    now: number,
+    refresh: Refresh,
+    queries: Map<string, number[]>,
+  ): Promise<unknown> {
+    switch (plan.kind) {
+      case "put":
+        return undefined;
+      case "get": {
+        const [row] = await runner.all(getStatement(this.store, plan, now));
+        if (row && row.ttl_minutes !== null && this.refreshes(plan)) refresh.push({ path: plan.path, key: plan.key });
+        return row ? itemOf(row) : null;
+      }
+      case "search": {
+        if (plan.limit === 0) return [];
+        const vector = plan.query === undefined ? undefined : queries.get(plan.query);
+        let rows = await runner.all((vector ? candidatesStatement : searchStatement)(this.store, plan, now));
+        let items: SearchItem[];
+        if (vector && this.embedder)
+          ({ rows, items } = rankPage(rows, vector, this.embedder.dims, plan.offset, plan.limit));
+        else items = rows.map(itemOf);
+        if (this.refreshes(plan)) {
+          for (const row of rows) {
+            if (row.ttl_minutes !== null) refresh.push({ path: textOf(row.ns_path), key: textOf(row.item_key) });
+          }
+        }
+        return items;
+      }
+      case "list":
+        return this.runList(runner, plan, now);
+    }
+  }
+
+  /**
+   * The distinct paths under the conditions' literal prefix come from the primary key
+   * (never from items outside it); wildcards, suffixes and maxDepth apply to those.
+   */
+  private async runList(runner: Runner, plan: ListPlan, now: number): Promise<string[][]> {
+    const rows = await runner.all(namespacesStatement(this.store, literalPrefix(plan.conditions), now));
+    const found = new Map<string, string[]>();
+    for (const row of rows) {
+      let namespace = decodePath(textOf(row.ns_path));
+      if (!plan.conditions.every((condition) => matches(condition, namespace))) continue;
+      if (plan.maxDepth !== undefined) namespace = namespace.slice(0, plan.maxDepth);
+      found.set(encodePath(namespace), namespace);
+    }
+    return [...found.entries()]
+      .sort(([a], [b]) => comparePaths(a, b))
+      .slice(plan.offset, plan.offset + plan.limit)
+      .map(([, namespace]) => namespace);
+  }
+
+  /**
+   * Stores `value` under `key` (replacing the item, keeping its `createdAt`). `ttl`:
+   * minutes until it expires, null for never; by default the store's `ttl.defaultTtl`.
+   */
+  override async put(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    index?: false | string[],
+    options: { ttl?: number | null } = {},
+  ): Promise<void> {
+    await this.batch([{ namespace, key, value, index, ...(options.ttl !== undefined && { ttl: options.ttl }) }]);
+  }
+
+  /** `refreshTtl` overrides the store's `ttl.refreshOnRead` for this read. */
+  override async get(namespace: string[], key: string, options: { refreshTtl?: boolean } = {}): Promise<Item | null> {
+    const [item] = await this.batch([{ namespace, key, ...options }]);
+    return item;
+  }
+
+  /**
+   * Items under `namespacePrefix` matching `filter`, most recently updated first (then
+   * by namespace and key). `refreshTtl` overrides the store's `ttl.refreshOnRead`.
+   */
+  override async search(
+    namespacePrefix: string[],
+    options: {
+      filter?: Record<string, unknown>;
+      limit?: number;
+      offset?: number;
+      query?: string;
+      refreshTtl?: boolean;
+    } = {},
+  ): Promise<SearchItem[]> {
+    const { limit = 10, offset = 0, ...rest } = options;
+    const [items] = await this.batch([{ namespacePrefix, limit, offset, ...rest }]);
+    return items;
+  }
+
+  /** Removes the expired items; returns how many. */
+  async sweepExpiredItems(): Promise<number> {
+    return this.store.executor.run(sweepStatement(this.store, this.clock()));
+  }
+
+  private sweeper: { timer: NodeJS.Timeout; pass?: Promise<unknown> } | undefined;
+
+  /**
+   * Starts sweeping expired items every `ttl.sweepIntervalMinutes` (default 60), the
+   * first pass at once. The timer never keeps the process alive; a failed pass is
+   * reported with `console.error` and the next one runs as planned. Idempotent.
+   */
+  override start(): void {
+    if (this.sweeper) return;
+    const interval = (this.ttl.sweepIntervalMinutes ?? DEFAULT_SWEEP_MINUTES) * MINUTE_MS;
+    const sweeper: { timer?: NodeJS.Timeout; pass?: Promise<unknown> } = {};
+    const pass = () => {
+      if (sweeper.pass) return;
+      sweeper.pass = this.sweepExpiredItems()
+        .catch((error) => console.error("DrizzleStore: sweeping expired items failed", error))
+        .finally(() => {
+          sweeper.pass = undefined;
+        });
+    };
+    sweeper.timer = setInterval(pass, interval);
+    sweeper.timer.unref();
+    this.sweeper = sweeper as { timer: NodeJS.Timeout };
+    pass();
+  }
+
+  /** Stops the sweeper, waiting for a pass under way. */
+  override async stop(): Promise<void> {
+    const sweeper = this.sweeper;
+    this.sweeper = undefined;
+    if (!sweeper) return;
+    clearInterval(sweeper.timer);
+    await sweeper.pass;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Time to live on each database: expired items are never returned by any call, a read
+ * renews the ttl (keeping updatedAt) unless told not to, ttl null never expires,
+ * sweepExpiredItems counts what it removed, and start() sweeps on a timer that does not
+ * keep the process alive.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../src/index.js";
+import { openRaw, type RawDatabase } from "../helpers/raw.js";
+import { DIALECTS, freshStore, manualClock, type OpenStore } from "../helpers/stores.js";
+
+const MINUTE = 60_000;
+
+describe.each(DIALECTS)("store ttl on %s", (dialect) => {
+  let open: OpenStore;
+  let raw: RawDatabase;
+  const clock = manualClock();
+  const count = async () => Number((await raw.query("select count(*) as n from store_items"))[0].n);
+
+  beforeAll(async () => {
+    open = await freshStore(dialect, { clock: clock.now, ttl: { defaultTtl: 10, sweepIntervalMinutes: 1 } });
+    raw = await openRaw(dialect, open.url as string);
+  });
+  afterAll(async () => {
+    await raw?.close();
+    await open?.close();
+  });
+
+  it("never returns an expired item, and renews the ttl of the items a read returns", async () => {
+    const { store } = open;
+    const start = clock.now();
+    await store.put(["ttl", "refreshed"], "r", { v: 1 });
+    await store.put(["ttl", "unrefreshed"], "u", { v: 2 });
+    await store.put(["ttl", "forever"], "f", { v: 3 }, undefined, { ttl: null });
+    await store.put(["ttl", "short"], "s", { v: 4 }, undefined, { ttl: 1 });
+
+    clock.tick(6 * MINUTE);
+    expect((await store.get(["ttl", "refreshed"], "r"))?.value).toEqual({ v: 1 });
+    expect((await store.get(["ttl", "unrefreshed"], "u", { refreshTtl: false }))?.value).toEqual({ v: 2 });
+    expect(await store.get(["ttl", "short"], "s")).toBeNull();
+
+    clock.tick(5 * MINUTE); // 11 minutes: u expired at 10, r renewed at 6 lives until 16
+    expect(await store.get(["ttl", "unrefreshed"], "u")).toBeNull();
+    const refreshed = await store.get(["ttl", "refreshed"], "r", { refreshTtl: false });
+    expect(refreshed?.updatedAt.getTime()).toBe(start); // a refresh keeps updatedAt
+    expect((await store.search(["ttl"], { refreshTtl: false })).map((i) => i.key).sort()).toEqual(["f", "r"]);
+    expect(await store.listNamespaces({ prefix: ["ttl"] })).toEqual([
+      ["ttl", "forever"],
+      ["ttl", "refreshed"],
+    ]);
+    expect(await store.search(["ttl", "unrefreshed"])).toEqual([]);
+
+    clock.tick(6 * MINUTE); // 17 minutes
+    expect(await store.get(["ttl", "refreshed"], "r")).toBeNull();
+    expect((await store.get(["ttl", "forever"], "f"))?.value).toEqual({ v: 3 });
+
+    expect(await count()).toBe(4);
+    expect(await store.sweepExpiredItems()).toBe(3);
+    expect(await store.sweepExpiredItems()).toBe(0);
+    expect(await count()).toBe(1);
+    clock.tick(365 * 24 * 60 * MINUTE);
+    expect((await store.get(["ttl", "forever"], "f"))?.value).toEqual({ v: 3 });
+  });
+
+  it("renews by search the items of the page only", async () => {
+    const { store } = open;
+    for (const key of ["a", "b", "c"]) {
+      clock.tick();
+      await store.put(["page"], key, { key });
+    }
+    clock.tick(8 * MINUTE);
+    // Newest first: c and b are on the first page and renewed, a is not.
+    expect((await store.search(["page"], { limit: 2 })).map((i) => i.key)).toEqual(["c", "b"]);
+    clock.tick(5 * MINUTE);
+    expect((await store.search(["page"], { refreshTtl: false })).map((i) => i.key)).toEqual(["c", "b"]);
+  });
+
+  it("sweeps from start() on a timer that does not keep the process alive", async () => {
+    const { store } = open;
+    await store.put(["swept"], "k", { v: 1 }, undefined, { ttl: 1 });
+    clock.tick(2 * MINUTE);
+    const before = await count();
+    store.start();
+    const sweeper = (store as unknown as { sweeper: { timer: NodeJS.Timeout; pass?: Promise<unknown> } }).sweeper;
+    expect(sweeper.timer.hasRef()).toBe(false);
+    await sweeper.pass;
+    await store.stop();
+    expect(await count()).toBeLessThan(before);
+    expect(await store.get(["swept"], "k")).toBeNull();
+  });
+
+  it("refuses a bad ttl", async () => {
+    const { store } = open;
+    await expect(store.put(["bad"], "k", { v: 1 }, undefined, { ttl: -1 })).rejects.toThrow(InvalidInputError);
+    expect(await store.get(["bad"], "k")).toBeNull();
+  });
+});
