@@ -17,6 +17,7 @@ import {
 import type { Dialect, TableStats } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { Sealer } from "../serde/sealing.js";
 import { SpiderMigrations } from "../spider/migrations.js";
 import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
@@ -48,6 +49,7 @@ import {
 import { listThreads, type ThreadSummary } from "./threads/threads.js";
 import { DeltaCache } from "./values/deltas.js";
 import { requireThreadId } from "./values/reserved.js";
+import { ValueSealing } from "./values/sealed-values.js";
 import { configurableOf, optionalNamespace, requireId } from "./values/values.js";
 import { nextChannelVersion } from "./write/versions.js";
 import { CheckpointWriter } from "./write/write.js";
@@ -77,6 +79,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly retention: RetentionPolicy | undefined;
   private readonly sweeper: ThreadSweeper;
   private readonly sweepers = new SweeperRegistry();
+  private readonly sealing: ValueSealing;
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -88,13 +91,14 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       throw new InvalidInputError(`incrementalValues must be a non-negative integer, got ${String(remembered)}`);
     }
     const deltas = new DeltaCache(remembered);
-    this.reader = new CheckpointReader(dialect, this.serde, templates, deltas);
-    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas);
+    this.sealing = new ValueSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
+    this.reader = new CheckpointReader(dialect, this.serde, templates, deltas, this.sealing);
+    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas, this.sealing);
     this.lifecycle = new ThreadLifecycle(dialect);
     if (options.retention !== undefined) resolvePolicy(options.retention, "retention");
     this.retention = options.retention === undefined ? undefined : { ...options.retention };
     this.sweeper = new ThreadSweeper(dialect);
-    this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
+    this.deltaChannels = new DeltaChannelWalk(dialect, this.serde, this.sealing);
     const folder = findMigrationsFolder(migrations);
     if (options.spider !== undefined && options.tables !== undefined) {
       throw new InvalidInputError(

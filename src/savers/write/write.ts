@@ -18,6 +18,7 @@ import { WHOLE } from "../values/delta-read.js";
 import { DELTA_TYPE_PREFIX, type DeltaCache } from "../values/deltas.js";
 import { serializeMetadata } from "../values/metadata.js";
 import { requireThreadId } from "../values/reserved.js";
+import { blobPlace, type ValueSealing, writePlace } from "../values/sealed-values.js";
 import {
   type CheckpointKey,
   configOf,
@@ -62,6 +63,7 @@ export class CheckpointWriter {
     private readonly serde: SerializerProtocol,
     templates: Templates,
     private readonly deltas: DeltaCache,
+    private readonly sealing: ValueSealing,
   ) {
     this.statements = new WriteStatements(dialect, templates);
   }
@@ -157,10 +159,13 @@ export class CheckpointWriter {
       if (plan) {
         const [type, bytes] = await this.serde.dumpsTyped(plan.appended);
         const chain = JSON.stringify(plan.chain);
-        rows.push([threadId, ns, channel, stored, `${DELTA_TYPE_PREFIX}${type}`, toBuffer(bytes), chain]);
+        const place = blobPlace(threadId, ns, channel, stored, chain);
+        const [sealedType, sealed] = this.sealing.seal(`${DELTA_TYPE_PREFIX}${type}`, bytes, place);
+        rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), chain]);
       } else {
         const [type, bytes] = await this.serde.dumpsTyped(value);
-        rows.push([threadId, ns, channel, stored, type, toBuffer(bytes), null]);
+        const [sealedType, sealed] = this.sealing.seal(type, bytes, blobPlace(threadId, ns, channel, stored, null));
+        rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), null]);
       }
       remembered.push(() => this.deltas.remember(key, channel, stored, value, plan?.lineage ?? WHOLE));
     }
@@ -191,10 +196,12 @@ export class CheckpointWriter {
       }
       const [channel, value] = write;
       requireId(channel, `putWrites: the channel of write ${i}`);
-      const [type, bytes] = await this.serde.dumpsTyped(value);
+      const [plainType, plain] = await this.serde.dumpsTyped(value);
       // Own properties only: "constructor" or "toString" are ordinary channels.
       const isSpecial = Object.hasOwn(WRITES_IDX_MAP, channel);
       const idx = isSpecial ? WRITES_IDX_MAP[channel] : i;
+      const place = writePlace(threadId, ns, checkpointId, taskId, idx, channel);
+      const [type, bytes] = this.sealing.seal(plainType, plain, place);
       const row = [threadId, ns, checkpointId, taskId, idx, channel, type, toBuffer(bytes), taskPath];
       if (isSpecial) special.set(idx, row);
       else regular.push(row);
