@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { registerEncryptionCommands } from "./commands/encryption.js";
 import { history, show, type ThreadsOptions, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
@@ -281,6 +282,7 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
 
   registerRetentionCommands({ out, tableCommand, progressOptions, yesOption, target });
   registerTransferCommands({ out, tableCommand, target, filterOption, progressOptions });
+  registerEncryptionCommands({ out, tableCommand, progressOptions, target });
 
   return program;
 }

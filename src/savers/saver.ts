@@ -48,6 +48,13 @@ import {
 } from "./threads/thread-search.js";
 import { listThreads, type ThreadSummary } from "./threads/threads.js";
 import { DeltaCache } from "./values/deltas.js";
+import {
+  type EncryptionStatus,
+  encryptionStatus,
+  type RekeyOptions,
+  type RekeyProgress,
+  rekey,
+} from "./values/rekey.js";
 import { requireThreadId } from "./values/reserved.js";
 import { ValueSealing } from "./values/sealed-values.js";
 import { configurableOf, optionalNamespace, requireId } from "./values/values.js";
@@ -57,7 +64,10 @@ import { CheckpointWriter } from "./write/write.js";
 export type {
   CountThreadsOptions,
   DrizzleSaverOptions,
+  EncryptionStatus,
   FromUrlOptions,
+  RekeyOptions,
+  RekeyProgress,
   SearchThreadsOptions,
   ThreadInfo,
   ThreadSummary,
@@ -246,6 +256,22 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * Copies every checkpoint of every namespace of a thread, with its blobs and pending
    * writes, to an empty thread. Afterwards the two evolve independently.
    */
+  /**
+   * Re-seals under the active key every channel value and pending write sealed with
+   * another key or stored in the clear (docs/encryption.md), in batches, each one atomic
+   * unit; safe beside running writers and resumable. Needs the `encryption` option.
+   */
+  async rekey(options: RekeyOptions = {}): Promise<RekeyProgress> {
+    const { sealer } = this.sealing;
+    if (!sealer) throw new InvalidInputError("rekey: the saver has no encryption option");
+    return rekey(this.dialect, sealer, options);
+  }
+
+  /** How many stored values each key id seals and how many are in the clear. */
+  async encryptionStatus(): Promise<EncryptionStatus> {
+    return encryptionStatus(this.dialect);
+  }
+
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
     await this.lifecycle.copyThread(sourceThreadId, targetThreadId);
   }

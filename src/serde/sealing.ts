@@ -14,7 +14,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { DecryptionError, InvalidInputError, MissingKeyError } from "../errors.js";
 
 /** The prefix of a sealed value's stored type; the version is part of it so a later format can coexist. */
-const SEALED_TYPE_PREFIX = "enc1.";
+export const SEALED_TYPE_PREFIX = "enc1.";
 const KEY_ID = /^[A-Za-z0-9_-]{1,16}$/;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
@@ -58,7 +58,7 @@ export function isSealedType(type: string): boolean {
 }
 
 /** The key id and inner type of a sealed stored type; undefined for a plaintext type. */
-function parseSealedType(type: string): { keyId: string; type: string } | undefined {
+export function parseSealedType(type: string): { keyId: string; type: string } | undefined {
   if (!isSealedType(type)) return undefined;
   const colon = type.indexOf(":", SEALED_TYPE_PREFIX.length);
   if (colon < 0) return undefined;
@@ -118,12 +118,19 @@ export class Sealer {
 
   /**
    * Opens a stored value for `place`: the serializer's type and bytes. A plaintext type
-   * passes only with allowPlaintext; `where` describes the place in errors.
+   * passes only with allowPlaintext (rekey passes it to seal such rows); `where`
+   * describes the place in errors.
    */
-  open(storedType: string, bytes: Uint8Array, place: Place, where: string): [string, Uint8Array] {
+  open(
+    storedType: string,
+    bytes: Uint8Array,
+    place: Place,
+    where: string,
+    allowPlaintext = this.allowPlaintext,
+  ): [string, Uint8Array] {
     const sealed = parseSealedType(storedType);
     if (!sealed) {
-      if (this.allowPlaintext) return [storedType, bytes];
+      if (allowPlaintext) return [storedType, bytes];
       throw new DecryptionError(
         `${where} is stored in the clear and encryption is on; refusing it (allowPlaintext: true reads such rows while migrating, and the rekey command seals them)`,
       );

@@ -26,7 +26,7 @@ export function writePlace(
 }
 
 /** The delta_chain column as text (MySQL returns its bytes), or null. */
-function chainText(column: unknown): string | null {
+export function chainText(column: unknown): string | null {
   if (column === null || column === undefined) return null;
   return typeof column === "string" ? column : Buffer.from(column as Uint8Array).toString("utf8");
 }
