@@ -53,6 +53,11 @@ export interface DrizzleSaverOptions {
    * Metadata stays in the clear, so filters keep working.
    */
   encryption?: EncryptionOptions;
+  /**
+   * Metadata keys never stored (metadata stays in the clear, also with `encryption`, so
+   * filters work in SQL): `put` drops them, and they are not returned or filterable.
+   */
+  excludeMetadataKeys?: string[];
 }
 
 /** See {@link DrizzleSaverOptions.incrementalValues}. */

@@ -103,8 +103,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const deltas = new DeltaCache(remembered);
     this.sealing = new ValueSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
     this.reader = new CheckpointReader(dialect, this.serde, templates, deltas, this.sealing);
-    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas, this.sealing);
-    this.lifecycle = new ThreadLifecycle(dialect);
+    const excluded = options.excludeMetadataKeys ?? [];
+    if (!Array.isArray(excluded) || excluded.some((key) => typeof key !== "string")) {
+      throw new InvalidInputError("excludeMetadataKeys must be an array of strings");
+    }
+    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas, this.sealing, [...excluded]);
+    this.lifecycle = new ThreadLifecycle(dialect, this.sealing.sealer);
     if (options.retention !== undefined) resolvePolicy(options.retention, "retention");
     this.retention = options.retention === undefined ? undefined : { ...options.retention };
     this.sweeper = new ThreadSweeper(dialect);

@@ -120,6 +120,45 @@ describe.each(DIALECTS)("encryption at rest on %s", (dialect: DialectName) => {
     expect(history.note.seed).toBe("SECRET-ALPHA note 1");
   });
 
+  it("copyThread re-seals the copied values for the new thread; the copy reads like the source", async () => {
+    const { configs } = await grow(saver, "copy-src", "COPY", 3);
+    await saver.copyThread("copy-src", "copy-dst");
+    const source = await saver.getTuple(configs[2]);
+    const copy = await saver.getTuple({ configurable: { ...configs[2].configurable, thread_id: "copy-dst" } });
+    expect(copy?.checkpoint.channel_values).toEqual(source?.checkpoint.channel_values);
+    expect(copy?.pendingWrites).toEqual(source?.pendingWrites);
+    const copied = await blobRow("copy-dst", "note");
+    expect(String(copied.type)).toMatch(/^enc1\.k1:/);
+    expect(Buffer.from(copied.data as Uint8Array)).not.toEqual(
+      Buffer.from((await blobRow("copy-src", "note")).data as Uint8Array),
+    );
+  });
+
+  it("excludeMetadataKeys keeps those metadata keys out of the database", async () => {
+    const excluding = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K1, excludeMetadataKeys: ["email"] });
+    try {
+      const checkpoint: Checkpoint = {
+        v: 4,
+        id: uuid6(0),
+        ts: new Date().toISOString(),
+        channel_values: {},
+        channel_versions: {},
+        versions_seen: {},
+      };
+      const metadata = { source: "input" as const, step: -1, parents: {}, email: "PRIVATE@EXAMPLE.ORG", user_id: "u1" };
+      const config = await excluding.put({ configurable: { thread_id: "meta" } }, checkpoint, metadata, {});
+      expect((await excluding.getTuple(config))?.metadata).toEqual({
+        source: "input",
+        step: -1,
+        parents: {},
+        user_id: "u1",
+      });
+      expect(await dumpAll(raw)).not.toContain("PRIVATE@EXAMPLE.ORG");
+    } finally {
+      await excluding.close();
+    }
+  });
+
   it("rotation: a saver with a new active key reads the old values and seals new ones with the new key", async () => {
     await grow(saver, "rot-old", "ROT");
     const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });

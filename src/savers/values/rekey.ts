@@ -1,11 +1,13 @@
 /**
- * Key rotation and migration to encryption: `rekey` re-seals every channel value and
- * pending write that is not under the active key (plaintext rows included) in batches,
- * and `encryptionStatus` counts the stored values per key id.
+ * Re-sealing stored values: `rekey` re-seals every channel value and pending write that
+ * is not under the active key (plaintext rows included) in batches, `copyResealing`
+ * re-seals a copied thread's values for their new thread, and `encryptionStatus` counts
+ * the stored values per key id.
  */
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { type Place, parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
+import type { Statement } from "../../sql/statements.js";
 import { blobPlace, chainText, writePlace } from "./sealed-values.js";
 import { as, asBytes } from "./values.js";
 
@@ -120,10 +122,7 @@ export async function rekey(dialect: Dialect, sealer: Sealer, options: RekeyOpti
         const place = table.place(row);
         const [type, plain] = sealer.open(String(row.type), asBytes(row.data), place, table.where(row), true);
         const [sealedType, sealed] = sealer.seal(type, plain, place);
-        const same = table.keys.map(([name, column]) => sql`${column} = ${row[name]}`);
-        same.push(sql`${table.type} = ${row.type}`, sql`${table.blob} = ${row.data}`);
-        return sql`update ${table.table} set ${sql.identifier(columnName(table.type))} = ${sealedType},
-          ${sql.identifier(columnName(table.blob))} = ${sealed} where ${sql.join(same, sql` and `)}`;
+        return resealStatement(table, row, sealedType, sealed);
       });
       await dialect.atomically(statements);
       progress[kind] += rows.length;
@@ -133,6 +132,43 @@ export async function rekey(dialect: Dialect, sealer: Sealer, options: RekeyOpti
     }
   }
   return progress;
+}
+
+/**
+ * Statements that re-seal, for `target`, the values copyThread copies from `source` as
+ * bytes (a value is bound to its thread). Run in the copy's atomic unit after its
+ * inserts; a row that changed since it was read here is left as copied, and then fails
+ * to open rather than being overwritten with older bytes.
+ */
+export async function copyResealing(
+  dialect: Dialect,
+  sealer: Sealer,
+  source: string,
+  target: string,
+): Promise<Statement[]> {
+  const statements: Statement[] = [];
+  for (const table of Object.values(sealedTables(dialect))) {
+    const threadId = table.keys[0][1];
+    const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
+    columns.push(as(table.type, "type"), as(table.blob, "data"));
+    const rows = await dialect.query(
+      sql`select ${sql.join(columns, sql`, `)} from ${table.table} where ${threadId} = ${source} and ${table.type} <> 'empty'`,
+    );
+    for (const row of rows) {
+      const [type, plain] = sealer.open(String(row.type), asBytes(row.data), table.place(row), table.where(row));
+      const [sealedType, sealed] = sealer.seal(type, plain, table.place({ ...row, thread_id: target }));
+      statements.push(resealStatement(table, { ...row, thread_id: target }, sealedType, sealed));
+    }
+  }
+  return statements;
+}
+
+/** Replaces a row's type and bytes, only if they are still what was read (`row.type`, `row.data`). */
+function resealStatement(table: SealedTable, row: Row, sealedType: string, sealed: Uint8Array): SQL {
+  const same = table.keys.map(([name, column]) => sql`${column} = ${row[name]}`);
+  same.push(sql`${table.type} = ${row.type}`, sql`${table.blob} = ${row.data}`);
+  return sql`update ${table.table} set ${sql.identifier(columnName(table.type))} = ${sealedType},
+    ${sql.identifier(columnName(table.blob))} = ${sealed} where ${sql.join(same, sql` and `)}`;
 }
 
 function columnName(column: Column): string {

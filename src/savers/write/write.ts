@@ -64,6 +64,8 @@ export class CheckpointWriter {
     templates: Templates,
     private readonly deltas: DeltaCache,
     private readonly sealing: ValueSealing,
+    /** Metadata keys never stored (excludeMetadataKeys). */
+    private readonly excludedMetadata: readonly string[] = [],
   ) {
     this.statements = new WriteStatements(dialect, templates);
   }
@@ -81,7 +83,7 @@ export class CheckpointWriter {
     const { channel_values: values = {}, ...rest } = checkpoint;
     const withoutValues = { ...rest, channel_versions: storedVersions(checkpoint.channel_versions) };
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
-    const metadataJson = serializeMetadata(metadata);
+    const metadataJson = serializeMetadata(this.withoutExcluded(metadata));
     const key = { threadId, ns, checkpointId };
     const { rows: blobRows, remember } = await this.blobRows(key, parentId, values, newVersions, useDeltas);
     const usesDeltas = blobRows.some((row) => row[6] !== null);
@@ -126,6 +128,14 @@ export class CheckpointWriter {
         this.deltas.carry(threadId, ns, channel, String(storedVersion(version)), checkpointId);
     }
     return configOf(key);
+  }
+
+  /** The metadata without the keys the application keeps out of the database. */
+  private withoutExcluded(metadata: CheckpointMetadata): CheckpointMetadata {
+    if (this.excludedMetadata.length === 0 || !isRecord(metadata)) return metadata;
+    const kept: Record<string, unknown> = { ...metadata };
+    for (const key of this.excludedMetadata) delete kept[key];
+    return kept as CheckpointMetadata;
   }
 
   /**
