@@ -107,7 +107,9 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
     // Killed after its first batches landed.
     await new Promise<void>((resolve, reject) => {
       let lines = 0;
+      let stderr = "";
       run.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
         lines += chunk
           .toString()
           .split("\n")
@@ -117,7 +119,7 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
           resolve();
         }
       });
-      run.on("exit", () => reject(new Error("rekey ended before it was killed")));
+      run.on("exit", () => reject(new Error(`rekey ended before it was killed: ${stderr}`)));
     });
     const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
     try {
