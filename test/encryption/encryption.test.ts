@@ -1,5 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { type ChannelVersions, type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
+import { type ChannelVersions, type Checkpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecryptionError, DrizzleSaver, type EncryptionOptions, MissingKeyError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
@@ -156,6 +156,20 @@ describe.each(DIALECTS)("encryption at rest on %s", (dialect: DialectName) => {
       expect(await dumpAll(raw)).not.toContain("PRIVATE@EXAMPLE.ORG");
     } finally {
       await excluding.close();
+    }
+  });
+
+  it("works with the serializer the application chooses (LangGraph's JsonPlusSerializer)", async () => {
+    const json = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K1, serde: new JsonPlusSerializer() });
+    try {
+      const { configs, messages } = await grow(json, "json-serde", "JSON-SERDE");
+      expect(String((await blobRow("json-serde", "note")).type)).toBe("enc1.k1:json");
+      const tuple = await json.getTuple(configs[2]);
+      expect(tuple?.checkpoint.channel_values).toEqual({ messages, note: "JSON-SERDE note 2" });
+      expect(tuple?.pendingWrites).toEqual([["task-2", "note", "JSON-SERDE write 2"]]);
+      expect(await dumpAll(raw)).not.toContain("JSON-SERDE");
+    } finally {
+      await json.close();
     }
   });
 
