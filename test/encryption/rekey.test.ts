@@ -48,8 +48,10 @@ async function fill(saver: DrizzleSaver, prefix: string, threads: number, steps:
 }
 
 /** Every checkpoint of every thread, values and writes, as plain data. */
-async function everything(saver: DrizzleSaver): Promise<unknown[]> {
-  const all = [];
+type Row = [Record<string, unknown> | undefined, unknown, unknown];
+
+async function everything(saver: DrizzleSaver): Promise<Row[]> {
+  const all: Row[] = [];
   for await (const tuple of saver.list({})) {
     all.push([tuple.config.configurable, tuple.checkpoint.channel_values, tuple.pendingWrites]);
   }
@@ -90,6 +92,26 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
       expect(await rotated.rekey()).toEqual({ values: 0, writes: 0 });
     } finally {
       for (const s of [old, plain, rotated, onlyNew]) await s.close();
+    }
+  });
+
+  it("runs beside writers: their values and the re-sealed ones all read with only the new key", async () => {
+    const { saver: old, url } = await freshSaver(dialect, { encryption: ONLY_K1 });
+    const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    const writer = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    const onlyNew = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K2 });
+    try {
+      await fill(old, "before", 4, 4);
+      const want = await everything(rotated);
+      // The writer adds threads while rekey walks the tables in small batches.
+      await Promise.all([rotated.rekey({ batchSize: 2 }), fill(writer, "during", 3, 4)]);
+      expect(await rotated.encryptionStatus()).toEqual({ keys: { k2: 7 * 4 * 3 }, plaintext: 0 });
+      const all = await everything(onlyNew);
+      expect(all).toHaveLength(7 * 4);
+      // The threads there before read as they were.
+      expect(all.filter(([config]) => String(config?.thread_id).startsWith("before"))).toEqual(want);
+    } finally {
+      for (const s of [old, rotated, writer, onlyNew]) await s.close();
     }
   });
 
