@@ -86,6 +86,9 @@ function freshNonce(): Buffer {
 
 /** A key given as bytes or base64 text, checked to be 32 bytes. */
 function keyBytes(keyId: string, key: Uint8Array | string): Buffer {
+  if (typeof key !== "string" && !(key instanceof Uint8Array)) {
+    throw new InvalidInputError(`encryption: key "${keyId}" must be a Buffer, a Uint8Array or base64 text`);
+  }
   const bytes = typeof key === "string" ? Buffer.from(key, "base64") : Buffer.from(key);
   if (typeof key === "string" && bytes.toString("base64").replace(/=+$/, "") !== key.trim().replace(/=+$/, "")) {
     throw new InvalidInputError(`encryption: key "${keyId}" is not valid base64`);
