@@ -155,6 +155,15 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
       expect(report.plaintext).toBe(0);
       const status = await cli(["status", "--url", url], { env: KEYS_ENV });
       expect(status.stdout).toContain("sealed values  k2: 60, plaintext: 0");
+      // show decodes sealed values with the keys from the environment, and refuses them without.
+      const shown = await cli(["show", "--url", url, "--thread", "killed-0", "--json"], {
+        env: { ...KEYS_ENV, LANGGRAPH_CHECKPOINT_KEYS: `k2:${KEY_2}` },
+      });
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain("killed 0 note 4");
+      const refused = await cli(["show", "--url", url, "--thread", "killed-0"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/sealed/);
     } finally {
       await rotated.close();
     }
