@@ -156,6 +156,25 @@ export function targets(results: RunResults): Target[] {
       );
     }
   }
+  // Encryption at rest: the same saver with and without it (docs/encryption.md).
+  for (const [plain, encrypted, name] of [
+    [oursPg, find(results, "ours-pg-enc"), "PostgreSQL"],
+    [oursSqlite, find(results, "ours-sqlite-enc"), "SQLite"],
+  ] as const) {
+    if (!plain || !encrypted) continue;
+    check(
+      `${name} write path, encrypted / plain ops/s`,
+      ">= 0.85x",
+      opsPerSecond(encrypted) / opsPerSecond(plain),
+      (r) => r >= 0.85,
+    );
+    check(
+      `${name} ${LATENCY_OPS.getTupleLatest} at ${base}, encrypted / plain median latency`,
+      "<= 1.15x",
+      latency(encrypted, "base", "getTupleLatest") / latency(plain, "base", "getTupleLatest"),
+      (r) => r <= 1.15,
+    );
+  }
   for (const [ours, official, name] of [
     [oursSqlite, officialSqlite, "SQLite"],
     [oursPg, officialPg, "PostgreSQL"],

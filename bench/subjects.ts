@@ -360,12 +360,20 @@ function pgHelpers(admin: Sql, tables: string[], local: boolean) {
   };
 }
 
-export async function oursPostgres(workspace: Workspace): Promise<Subject> {
-  const url = await workspace.pgDatabase("ours");
+/** The key of the encrypted subjects (encryption at rest, docs/encryption.md): random per run. */
+const BENCH_ENCRYPTION = { keys: { bench: randomBytes(32) }, activeKeyId: "bench" };
+
+/** The options of an "ours" subject, with encryption on for the "-enc" ones. */
+function subjectOptions(encrypted: boolean): DrizzleSaverOptions {
+  return encrypted ? { ...oursOptions(), encryption: BENCH_ENCRYPTION } : oursOptions();
+}
+
+export async function oursPostgres(workspace: Workspace, encrypted = false): Promise<Subject> {
+  const url = await workspace.pgDatabase(encrypted ? "ours_enc" : "ours");
   // What DrizzleSaver.fromUrl opens, plus a logger that lets the report explain the filter query.
   const client = postgres(url, POSTGRES_OPTIONS);
   const capture = new QueryCapture();
-  const saver = new DrizzleSaver(drizzlePostgres(client, { logger: capture }), oursOptions());
+  const saver = new DrizzleSaver(drizzlePostgres(client, { logger: capture }), subjectOptions(encrypted));
   await saver.setup();
   const admin = pgAdmin(url);
   const explainQuery = async (run: () => Promise<unknown>) => {
@@ -373,8 +381,8 @@ export async function oursPostgres(workspace: Workspace): Promise<Subject> {
     return pgExplain(admin, query, params);
   };
   return {
-    name: "ours-pg",
-    label: "DrizzleSaver, PostgreSQL (postgres.js)",
+    name: encrypted ? "ours-pg-enc" : "ours-pg",
+    label: `DrizzleSaver, PostgreSQL (postgres.js)${encrypted ? ", encrypted" : ""}`,
     family: "postgres",
     official: false,
     saver,
@@ -590,10 +598,10 @@ function oursOptions(): DrizzleSaverOptions {
   return incremental === undefined || incremental === "" ? {} : { incrementalValues: Number(incremental) };
 }
 
-export async function oursSqlite(workspace: Workspace): Promise<Subject> {
-  const db = openSqlite(workspace.sqliteFile("ours"));
+export async function oursSqlite(workspace: Workspace, encrypted = false): Promise<Subject> {
+  const db = openSqlite(workspace.sqliteFile(encrypted ? "ours-enc" : "ours"));
   const capture = new QueryCapture();
-  const saver = new DrizzleSaver(drizzleSqlite(db, { logger: capture }), oursOptions());
+  const saver = new DrizzleSaver(drizzleSqlite(db, { logger: capture }), subjectOptions(encrypted));
   await saver.setup();
   const helpers = sqliteHelpers(db, ["checkpoints", "checkpoint_blobs", "checkpoint_writes"], false);
   const explainQuery = async (run: () => Promise<unknown>) => {
@@ -601,8 +609,8 @@ export async function oursSqlite(workspace: Workspace): Promise<Subject> {
     return helpers.explainSql(query, params);
   };
   return {
-    name: "ours-sqlite",
-    label: "DrizzleSaver, SQLite (better-sqlite3)",
+    name: encrypted ? "ours-sqlite-enc" : "ours-sqlite",
+    label: `DrizzleSaver, SQLite (better-sqlite3)${encrypted ? ", encrypted" : ""}`,
     family: "sqlite",
     official: false,
     saver,
@@ -701,10 +709,12 @@ export async function memory(): Promise<Subject> {
 }
 
 export const SUBJECTS = {
-  "ours-pg": oursPostgres,
+  "ours-pg": (workspace: Workspace) => oursPostgres(workspace),
   "official-pg": officialPostgres,
   "ours-mysql": oursMysql,
-  "ours-sqlite": oursSqlite,
+  "ours-sqlite": (workspace: Workspace) => oursSqlite(workspace),
+  "ours-pg-enc": (workspace: Workspace) => oursPostgres(workspace, true),
+  "ours-sqlite-enc": (workspace: Workspace) => oursSqlite(workspace, true),
   "official-sqlite": officialSqlite,
   memory: (_workspace: Workspace) => memory(),
 } as const;

@@ -56,6 +56,26 @@ export class SerializationError extends CheckpointSaverError {
   override name = "SerializationError";
 }
 
+/**
+ * A sealed value that cannot be opened (encryption at rest): its key id is not among the
+ * saver's keys, it was changed or moved to another place by SQL, or it is a plaintext row
+ * the saver refuses. Nothing of the read is returned.
+ */
+export class DecryptionError extends CheckpointSaverError {
+  override name = "DecryptionError";
+}
+
+/** A key id the saver was asked to open a value with is not among its keys; `keyId` names it. */
+export class MissingKeyError extends DecryptionError {
+  override name = "MissingKeyError";
+  constructor(
+    readonly keyId: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A drizzle database over a driver the saver does not support. */
 export class UnsupportedDriverError extends CheckpointSaverError {
   override name = "UnsupportedDriverError";

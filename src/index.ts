@@ -5,6 +5,7 @@
 export type { TableStats } from "./dialects/dialect.js";
 export {
   CheckpointSaverError,
+  DecryptionError,
   DriverNotInstalledError,
   ExistingTablesError,
   FileReadError,
@@ -13,6 +14,7 @@ export {
   LineTooLongError,
   MigrationError,
   type MigrationInfo,
+  MissingKeyError,
   MissingPackageError,
   MissingParentError,
   SerializationError,
@@ -25,7 +27,10 @@ export {
   type CountThreadsOptions,
   DrizzleSaver,
   type DrizzleSaverOptions,
+  type EncryptionStatus,
   type FromUrlOptions,
+  type RekeyOptions,
+  type RekeyProgress,
   type SearchThreadsOptions,
   type ThreadInfo,
   type ThreadSummary,
@@ -53,6 +58,7 @@ export type { SortOrder, ThreadSortKey } from "./savers/threads/thread-search.js
 export { FILTER_LIMITS } from "./savers/values/metadata.js";
 export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
+export { type EncryptionOptions, type Place, Sealer } from "./serde/sealing.js";
 export type { SpiderOptions } from "./spider/migrations.js";
 export * from "./transfer/index.js";
 export type { UrlDriver } from "./wiring/connect.js";

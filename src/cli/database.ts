@@ -7,6 +7,7 @@ import { sqliteFile } from "../database-family.js";
 import { DriverNotInstalledError, DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "../index.js";
 import { CliError, EXIT_FAILURE, rootCause, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
+import { encryptionFromEnv } from "./keys.js";
 import { type Layout, resolveLayout } from "./layout.js";
 import { openSqliteReadOnly } from "./sqlite-readonly.js";
 
@@ -54,7 +55,9 @@ export async function withSaver<T>(
     throw new CliError(`no SQLite database at "${path}" (the migrate command creates one)`);
   }
   const layout = options.layout ?? resolveLayout(url, {});
-  const saverOptions = { ...layout.saver, ...options.saverOptions };
+  // Keys from the environment: show and history then read sealed values, rekey re-seals them.
+  const encryption = encryptionFromEnv();
+  const saverOptions = { ...layout.saver, ...(encryption ? { encryption } : {}), ...options.saverOptions };
   let opened: { saver: DrizzleSaver; close(): Promise<void> };
   try {
     if (options.readOnly && path !== undefined && path !== ":memory:" && path.length > 0) {

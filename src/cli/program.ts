@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { registerEncryptionCommands } from "./commands/encryption.js";
 import { history, show, type ThreadsOptions, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
 import { migrate } from "./commands/migrate.js";
@@ -291,6 +292,7 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
     command: databaseCommand,
     target: (options) => ({ url: urlOf(options), json: options.json, schema: options.schema }),
   });
+  registerEncryptionCommands({ out, tableCommand, progressOptions, target });
 
   return program;
 }

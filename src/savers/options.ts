@@ -1,5 +1,6 @@
 /** The options of `DrizzleSaver` and of `DrizzleSaver.fromUrl`. */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import type { EncryptionOptions } from "../serde/sealing.js";
 import type { SpiderOptions } from "../spider/migrations.js";
 import type { UrlDriver } from "../wiring/connect.js";
 import type { CheckpointTables } from "../wiring/registry.js";
@@ -44,6 +45,19 @@ export interface DrizzleSaverOptions {
    * namespace. Pinned threads are never touched. Nothing runs until one of them is called.
    */
   retention?: RetentionPolicy;
+  /**
+   * Encryption at rest (docs/encryption.md): every channel value, pending write and
+   * incremental value is sealed with AES-256-GCM under `keys[activeKeyId]`, bound to its
+   * thread, namespace, channel or task and version or checkpoint. Keys are 32 bytes (or
+   * their base64); older keys stay for reading until `rekey` has re-sealed their values.
+   * Metadata stays in the clear, so filters keep working.
+   */
+  encryption?: EncryptionOptions;
+  /**
+   * Metadata keys never stored (metadata stays in the clear, also with `encryption`, so
+   * filters work in SQL): `put` drops them, and they are not returned or filterable.
+   */
+  excludeMetadataKeys?: string[];
 }
 
 /** See {@link DrizzleSaverOptions.incrementalValues}. */

@@ -17,6 +17,7 @@ import {
 import type { Dialect, TableStats } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { Sealer } from "../serde/sealing.js";
 import { SpiderMigrations } from "../spider/migrations.js";
 import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
@@ -47,7 +48,15 @@ import {
 } from "./threads/thread-search.js";
 import { listThreads, type ThreadSummary } from "./threads/threads.js";
 import { DeltaCache } from "./values/deltas.js";
+import {
+  type EncryptionStatus,
+  encryptionStatus,
+  type RekeyOptions,
+  type RekeyProgress,
+  rekey,
+} from "./values/rekey.js";
 import { requireThreadId } from "./values/reserved.js";
+import { ValueSealing } from "./values/sealed-values.js";
 import { configurableOf, optionalNamespace, requireId } from "./values/values.js";
 import { nextChannelVersion } from "./write/versions.js";
 import { CheckpointWriter } from "./write/write.js";
@@ -55,7 +64,10 @@ import { CheckpointWriter } from "./write/write.js";
 export type {
   CountThreadsOptions,
   DrizzleSaverOptions,
+  EncryptionStatus,
   FromUrlOptions,
+  RekeyOptions,
+  RekeyProgress,
   SearchThreadsOptions,
   ThreadInfo,
   ThreadSummary,
@@ -77,6 +89,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly retention: RetentionPolicy | undefined;
   private readonly sweeper: ThreadSweeper;
   private readonly sweepers = new SweeperRegistry();
+  private readonly sealing: ValueSealing;
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -88,13 +101,18 @@ export class DrizzleSaver extends BaseCheckpointSaver {
       throw new InvalidInputError(`incrementalValues must be a non-negative integer, got ${String(remembered)}`);
     }
     const deltas = new DeltaCache(remembered);
-    this.reader = new CheckpointReader(dialect, this.serde, templates, deltas);
-    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas);
-    this.lifecycle = new ThreadLifecycle(dialect);
+    this.sealing = new ValueSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
+    this.reader = new CheckpointReader(dialect, this.serde, templates, deltas, this.sealing);
+    const excluded = options.excludeMetadataKeys ?? [];
+    if (!Array.isArray(excluded) || excluded.some((key) => typeof key !== "string")) {
+      throw new InvalidInputError("excludeMetadataKeys must be an array of strings");
+    }
+    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas, this.sealing, [...excluded]);
+    this.lifecycle = new ThreadLifecycle(dialect, this.sealing.sealer);
     if (options.retention !== undefined) resolvePolicy(options.retention, "retention");
     this.retention = options.retention === undefined ? undefined : { ...options.retention };
     this.sweeper = new ThreadSweeper(dialect);
-    this.deltaChannels = new DeltaChannelWalk(dialect, this.serde);
+    this.deltaChannels = new DeltaChannelWalk(dialect, this.serde, this.sealing);
     const folder = findMigrationsFolder(migrations);
     if (options.spider !== undefined && options.tables !== undefined) {
       throw new InvalidInputError(
@@ -242,6 +260,22 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * Copies every checkpoint of every namespace of a thread, with its blobs and pending
    * writes, to an empty thread. Afterwards the two evolve independently.
    */
+  /**
+   * Re-seals under the active key every channel value and pending write sealed with
+   * another key or stored in the clear (docs/encryption.md), in batches, each one atomic
+   * unit; safe beside running writers and resumable. Needs the `encryption` option.
+   */
+  async rekey(options: RekeyOptions = {}): Promise<RekeyProgress> {
+    const { sealer } = this.sealing;
+    if (!sealer) throw new InvalidInputError("rekey: the saver has no encryption option");
+    return rekey(this.dialect, sealer, options);
+  }
+
+  /** How many stored values each key id seals and how many are in the clear. */
+  async encryptionStatus(): Promise<EncryptionStatus> {
+    return encryptionStatus(this.dialect);
+  }
+
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
     await this.lifecycle.copyThread(sourceThreadId, targetThreadId);
   }

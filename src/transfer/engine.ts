@@ -6,12 +6,14 @@ import type { Readable, Writable } from "node:stream";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
+import { type EncryptionOptions, Sealer } from "../serde/sealing.js";
 import { connect } from "../wiring/connect.js";
 import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../wiring/registry.js";
 import { ThreadChecker } from "./check.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
 import { openExportFile } from "./out-file.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
+import { RecordSealing } from "./sealing.js";
 import { type FileReadOptions, FileSource } from "./sources/file.js";
 import { type DatabaseSourceOptions, openDatabaseSource } from "./sources/open.js";
 import { type ThreadOutcome, ThreadWriter } from "./target.js";
@@ -47,6 +49,12 @@ export interface ImportOptions {
    * converted values are written with), else MessagePack (our default).
    */
   serde?: SerializerProtocol;
+  /**
+   * The target's keys (its saver's `encryption` option): every value is opened where it
+   * is sealed (also with a key of the set that is not active), checked, and sealed for
+   * the target with the active key. Without it, a sealed value fails its thread.
+   */
+  encryption?: EncryptionOptions;
   onProgress?: (progress: TransferProgress) => void;
 }
 
@@ -74,6 +82,11 @@ export interface ExportOptions {
    * file is created with mode 0600, and a symbolic link at the path is refused.
    */
   overwrite?: boolean;
+  /**
+   * Keys to open sealed values with, so the file holds them in the clear (checked against
+   * their place first). Without it, sealed values are written as they are stored.
+   */
+  decrypt?: EncryptionOptions;
 }
 
 export interface ExportSummary extends RecordCounts {
@@ -137,6 +150,7 @@ async function runImport(
   };
   const total = options.onProgress ? await source.countThreads() : undefined;
   const serde = options.serde ?? new MsgpackSerializer();
+  const sealing = new RecordSealing(options.encryption ? new Sealer(options.encryption) : undefined);
   let handled = 0;
   const named = new Set(options.threadIds ?? []);
   try {
@@ -148,8 +162,9 @@ async function runImport(
         if (!options.dryRun) await writer.begin(threadId);
         for await (const record of records) {
           countRecord(counts, record);
-          await checker.add(record);
-          if (!options.dryRun) await writer.add(record);
+          const plain = sealing.open(threadId, record);
+          await checker.add(plain);
+          if (!options.dryRun) await writer.add(sealing.seal(threadId, plain));
         }
         if (counts.checkpoints === 0)
           throw new InvalidInputError(`thread "${threadId}" has no checkpoints in the source`);
@@ -232,6 +247,7 @@ async function writeFile(
 ): Promise<ExportSummary> {
   const summary: ExportSummary = { threads: 0, failed: [], ...noRecords() };
   const total = options.onProgress ? await source.countThreads() : undefined;
+  const opening = options.decrypt ? new RecordSealing(new Sealer(options.decrypt)) : undefined;
   await write(headerLine());
   for await (const { threadId, records } of source.threads()) {
     const counts = noRecords();
@@ -239,7 +255,7 @@ async function writeFile(
     try {
       for await (const record of records) {
         countRecord(counts, record);
-        await write(recordLine(record));
+        await write(recordLine(opening ? opening.open(threadId, record) : record));
       }
       if (counts.checkpoints === 0)
         throw new InvalidInputError(`thread "${threadId}" has no checkpoints in the source`);

@@ -21,6 +21,7 @@ import {
 } from "@langchain/langgraph";
 import { afterAll, beforeAll } from "vitest";
 import type { DrizzleSaver } from "../../src/index.js";
+import { TEST_ENCRYPTION } from "../encryption/keys.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { type ExtraDriver, freshDriverSaver, TARGETS } from "../helpers/drivers.js";
 import { freshSpider } from "../spider/support.js";
@@ -393,8 +394,11 @@ export interface SaverHandle {
   readonly url: string;
 }
 
-/** Where the graph tests run: every driver, and MariaDB sharded by Spider (test/spider/). */
-export const GRAPH_TARGETS = [...TARGETS, "spider"] as const;
+/** Each dialect through fromUrl's default driver with encryption at rest on (docs/encryption.md). */
+const ENCRYPTED_TARGETS = ["sqlite encrypted", "postgres encrypted", "mysql encrypted"] as const;
+
+/** Where the graph tests run: every driver, MariaDB sharded by Spider (test/spider/), each dialect encrypted. */
+export const GRAPH_TARGETS = [...TARGETS, "spider", ...ENCRYPTED_TARGETS] as const;
 export type GraphTarget = (typeof GRAPH_TARGETS)[number];
 /** The targets a second process or saver can reach by URL (the other drivers are made from a drizzle database). */
 export const URL_TARGETS = [...DIALECTS, "spider"] as const;
@@ -405,6 +409,10 @@ export function useFreshSaver(target: GraphTarget): SaverHandle {
   beforeAll(async () => {
     if (target === "spider") {
       const fresh = await freshSpider();
+      current = { ...fresh, close: () => fresh.saver.close() };
+    } else if ((ENCRYPTED_TARGETS as readonly string[]).includes(target)) {
+      const dialect = target.split(" ")[0] as DialectName;
+      const fresh = await freshSaver(dialect, { encryption: TEST_ENCRYPTION });
       current = { ...fresh, close: () => fresh.saver.close() };
     } else if ((DIALECTS as readonly string[]).includes(target)) {
       const fresh = await freshSaver(target as DialectName);

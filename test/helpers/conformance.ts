@@ -1,26 +1,28 @@
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
-import { DrizzleSaver } from "../../src/index.js";
+import { DrizzleSaver, type EncryptionOptions } from "../../src/index.js";
 import { clearTables, type DialectName, freshSaver } from "./databases.js";
 import { clearSaver, type ExtraDriver, freshDriverSaver, type OpenDatabase } from "./drivers.js";
 
 /**
  * LangGraph's own conformance suite, unchanged, on one dialect through `fromUrl`'s
- * default driver (one file each, so they run in parallel).
+ * default driver (one file each, so they run in parallel); with `encryption`, every
+ * value sealed (test/encryption/conformance-*.test.ts).
  */
-export function runConformance(dialect: DialectName): void {
+export function runConformance(dialect: DialectName, encryption?: EncryptionOptions): void {
   let url = "";
+  const options = encryption ? { encryption } : {};
   const initializer = {
-    checkpointerName: `DrizzleSaver (${dialect})`,
+    checkpointerName: `DrizzleSaver (${dialect}${encryption ? ", encrypted" : ""})`,
     beforeAllTimeout: 120_000,
     async beforeAll() {
       const fresh = await freshSaver(dialect);
       url = fresh.url;
       await fresh.saver.close();
     },
-    createCheckpointer: () => DrizzleSaver.fromUrl(url),
+    createCheckpointer: () => DrizzleSaver.fromUrl(url, options),
     async destroyCheckpointer(saver: DrizzleSaver) {
       await saver.close();
-      await clearTables(url);
+      await clearTables(url, options);
     },
   };
   validate(initializer);

@@ -49,8 +49,8 @@ export async function freshSaver(dialect: DialectName, options: FromUrlOptions =
 }
 
 /** Empties the saver's tables between tests that share one database. */
-export async function clearTables(url: string): Promise<void> {
-  const saver = await DrizzleSaver.fromUrl(url);
+export async function clearTables(url: string, options: FromUrlOptions = {}): Promise<void> {
+  const saver = await DrizzleSaver.fromUrl(url, options);
   try {
     for await (const tuple of saver.list({})) {
       await saver.deleteThread(tuple.config.configurable?.thread_id as string);

@@ -7,6 +7,7 @@ import { customTablesExist, missingCustomTables, withSaver } from "../database.j
 import { CliError, redactUrl } from "../errors.js";
 import { type Layout, resolveLayout } from "../layout.js";
 import { cell, formatBytes, type Output, plural, printTable } from "../output.js";
+import { describeStatus } from "./encryption.js";
 
 export interface StatusOptions {
   json?: boolean;
@@ -25,6 +26,7 @@ export async function status(url: string, options: StatusOptions, out: Output): 
     const { applied, pending } = await saver.migrationStatus();
     // Before the first migration there are no tables to measure.
     const tables = applied.length > 0 ? await saver.storageStats() : [];
+    const encryption = applied.length > 0 ? await saver.encryptionStatus() : undefined;
     const migration = (state: string) => (m: { tag: string; createdAt: number }) => ({
       tag: m.tag,
       state,
@@ -33,7 +35,7 @@ export async function status(url: string, options: StatusOptions, out: Output): 
     });
     const migrations = [...applied.map(migration("applied")), ...pending.map(migration("pending"))];
     if (options.json) {
-      await out.json({ url: redactUrl(url), migrations, tables });
+      await out.json({ url: redactUrl(url), migrations, tables, ...(encryption ? { encryption } : {}) });
     } else {
       await out.line(`database    ${redactUrl(url)}`);
       await out.line(`migrations  ${applied.length} applied, ${pending.length} pending`);
@@ -46,7 +48,11 @@ export async function status(url: string, options: StatusOptions, out: Output): 
       );
       await out.line();
       if (applied.length === 0) await out.line("no checkpoint tables yet: run the migrate command");
-      else await printTableStats(out, tables);
+      else {
+        await printTableStats(out, tables);
+        // Values per key id (rekey moves them to the active key) and in the clear.
+        if (encryption) await out.line(`\nsealed values  ${describeStatus(encryption)}`);
+      }
     }
     if (options.check && pending.length > 0) {
       throw new CliError(`${plural(pending.length, "pending migration")}: run the migrate command`);

@@ -19,6 +19,7 @@ import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
+import { encryptionFromEnv, KEYS_ENV } from "../keys.js";
 import type { Layout, LayoutOptions } from "../layout.js";
 import { type Filter, parseSize } from "../options.js";
 import { type Output, plural } from "../output.js";
@@ -110,7 +111,7 @@ type ImportFlags = SourceFlags & {
   maxLineBytes?: number;
   yes?: boolean;
 };
-type ExportFlags = SourceFlags & { filter?: Filter; out?: string; force?: boolean };
+type ExportFlags = SourceFlags & { filter?: Filter; out?: string; force?: boolean; decrypt?: boolean };
 
 async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise<void> {
   const { url, layout } = kit.target(options);
@@ -152,6 +153,8 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
       ...tablesAt(layout),
       replace: options.replace,
       dryRun: options.dryRun,
+      // The target's keys from the environment: sealed values are checked and re-sealed for it.
+      encryption: encryptionFromEnv(),
       onProgress: (progress) => bar.report(progress),
     });
   } finally {
@@ -163,6 +166,11 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
 async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise<void> {
   const { url, layout } = kit.target(options);
   if (options.force && options.out === undefined) throw new UsageError("--force applies to --out only");
+  const decrypt = options.decrypt ? encryptionFromEnv() : undefined;
+  if (options.decrypt) {
+    if (!decrypt) throw new UsageError(`--decrypt needs the keys in ${KEYS_ENV}`);
+    kit.out.warn("warning: --decrypt writes the values in the clear: protect the file as you would the keys");
+  }
   const bar = progressBar(kit.out.io, "export", options.progress);
   let summary: ExportSummary;
   try {
@@ -172,6 +180,7 @@ async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise
       {
         onProgress: (progress) => bar.report(progress),
         overwrite: options.force === true,
+        decrypt,
       },
     );
   } finally {
@@ -223,7 +232,11 @@ export function registerTransferCommands(kit: TransferCommandKit): void {
       sourceOptions(kit.tableCommand("export", "write threads to a file (JSON lines, see docs/transfer-format.md)"))
         .addOption(kit.filterOption())
         .option("--out <file>", "write to this new file (mode 0600) instead of stdout; never through a symbolic link")
-        .option("--force", "with --out: overwrite the file if it exists"),
+        .option("--force", "with --out: overwrite the file if it exists")
+        .option(
+          "--decrypt",
+          "write sealed values in the clear (keys from LANGGRAPH_CHECKPOINT_KEYS); by default they are written sealed, as stored",
+        ),
     )
     .action((options: ExportFlags) => runExport(kit, options));
 }

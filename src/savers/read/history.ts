@@ -12,6 +12,7 @@ import {
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { blobKey, ValueAssembler } from "../values/delta-read.js";
+import type { ValueSealing } from "../values/sealed-values.js";
 import { as, asBytes } from "../values/values.js";
 
 /** Ancestors walked by one query; below MariaDB's and MySQL's default recursion limit of 1000. */
@@ -22,8 +23,9 @@ export class DeltaChannelWalk {
   constructor(
     private readonly dialect: Dialect,
     private readonly serde: SerializerProtocol,
+    private readonly sealing: ValueSealing,
   ) {
-    this.assembler = new ValueAssembler(dialect, serde);
+    this.assembler = new ValueAssembler(dialect, serde, sealing);
   }
 
   private readonly assembler: ValueAssembler;
@@ -82,8 +84,10 @@ export class DeltaChannelWalk {
         key: writesSortKey((row.task_path as string) ?? "", row.task_id as string, Number(row.idx)),
       }))
       .sort((x, y) => y.depth - x.depth || compareWritesSortKeys(x.key, y.key));
-    for (const { row } of writes) {
-      const value = await this.serde.loadsTyped(row.type as string, asBytes(row.blob));
+    for (const { row: sealed } of writes) {
+      const key = { threadId, ns, checkpointId: sealed.checkpoint_id as string };
+      const row = this.sealing.openWrite({ ...sealed, data: sealed.blob }, key);
+      const value = await this.serde.loadsTyped(row.type as string, asBytes(row.data));
       const write: CheckpointPendingWrite = [row.task_id as string, row.channel as string, value];
       result[row.channel as string].writes.push(write);
     }
@@ -92,9 +96,11 @@ export class DeltaChannelWalk {
 
   /** A seed row's value; an incremental one is reassembled from the versions it extends. */
   private async seedValue(threadId: string, ns: string, row: Row): Promise<unknown> {
-    if (row.delta_chain === null || row.delta_chain === undefined)
-      return this.serde.loadsTyped(row.type as string, asBytes(row.blob));
     const blob: Row = { ...row, thread_id: threadId, checkpoint_ns: ns, data: row.blob };
+    if (row.delta_chain === null || row.delta_chain === undefined) {
+      const opened = this.sealing.openBlob(blob, undefined);
+      return this.serde.loadsTyped(opened.type as string, asBytes(opened.data));
+    }
     const blobs = new Map([[blobKey(threadId, ns, row.channel, row.version), blob]]);
     await this.assembler.addBases(blobs);
     const place = { key: { threadId, ns, checkpointId: "" }, channel: row.channel as string };
@@ -142,13 +148,14 @@ export class DeltaChannelWalk {
       select 'write' as ${sql.identifier("kind")}, chain.depth as ${sql.identifier("depth")}, ${as(w.channel, "channel")},
              ${as(w.taskId, "task_id")}, ${as(w.idx, "idx")}, ${as(w.taskPath, "task_path")}, ${as(w.type, "type")},
              ${as(w.blob, "blob")}, null as ${sql.identifier("parent_checkpoint_id")},
-             null as ${sql.identifier("version")}, null as ${sql.identifier("delta_chain")}
+             null as ${sql.identifier("version")}, null as ${sql.identifier("delta_chain")},
+             chain.checkpoint_id as ${sql.identifier("checkpoint_id")}
       from chain join ${w.table} on ${w.threadId} = ${threadId} and ${w.nsKey} = ${nsKey}
         and ${w.checkpointId} = chain.checkpoint_id
       where chain.depth >= ${first} and ${w.channel} in (${channelList})
       union all
       select 'seed', seeds.depth, seeds.channel, null, null, null, seeds.type, seeds.blob, null, seeds.version,
-             seeds.delta_chain from (
+             seeds.delta_chain, null from (
         select chain.depth as depth, ${as(b.channel, "channel")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
                ${as(b.version, "version")}, ${as(b.deltaChain, "delta_chain")},
                row_number() over (partition by ${b.channel} order by chain.depth) as nearest
@@ -158,7 +165,7 @@ export class DeltaChannelWalk {
         where chain.depth >= ${first} and ${b.type} <> 'empty'
       ) seeds where seeds.nearest = 1
       union all
-      select 'link', chain.depth, null, null, null, null, null, null, chain.parent_checkpoint_id, null, null
+      select 'link', chain.depth, null, null, null, null, null, null, chain.parent_checkpoint_id, null, null, null
       from chain where chain.depth = (select max(depth) from chain)`);
   }
 }

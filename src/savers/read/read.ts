@@ -23,6 +23,7 @@ import { blobKey, type ReadValue, ValueAssembler } from "../values/delta-read.js
 import type { DeltaCache } from "../values/deltas.js";
 import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
+import type { ValueSealing } from "../values/sealed-values.js";
 import { decodeStored, type StoredValuePlace } from "../values/stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "../values/values.js";
 import { nextChannelVersion, readCheckpointVersions } from "../write/versions.js";
@@ -52,8 +53,9 @@ export class CheckpointReader {
     private readonly serde: SerializerProtocol,
     private readonly templates: Templates,
     private readonly deltas: DeltaCache,
+    private readonly sealing: ValueSealing,
   ) {
-    this.assembler = new ValueAssembler(dialect, serde);
+    this.assembler = new ValueAssembler(dialect, serde, sealing);
   }
 
   private readonly assembler: ValueAssembler;
@@ -235,9 +237,11 @@ export class CheckpointReader {
     const sorted = rows
       .map((row) => ({ row, sortKey: writesSortKey(row.task_path as string, row.task_id as string, Number(row.idx)) }))
       .sort((x, y) => compareWritesSortKeys(x.sortKey, y.sortKey));
+    // Every write opened before any is decoded: a read that meets a bad one returns nothing.
+    const opened = sorted.map(({ row }) => this.sealing.openWrite(row, key));
     return Promise.all(
-      sorted.map(
-        async ({ row }): Promise<CheckpointPendingWrite> => [
+      opened.map(
+        async (row): Promise<CheckpointPendingWrite> => [
           row.task_id as string,
           row.channel as string,
           await decodeStored(this.serde, row.type, row.data, {

@@ -5,7 +5,9 @@
 import { type Column, getTableColumns, getTableName, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
+import type { Sealer } from "../../serde/sealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
+import { copyResealing } from "../values/rekey.js";
 import { isReservedThreadId, notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
 import { chunks, removeCheckpoints } from "./remove.js";
@@ -36,7 +38,10 @@ const SCAN_THREADS = 500;
 export class ThreadLifecycle {
   private readonly sweeper: ThreadSweeper;
 
-  constructor(private readonly dialect: Dialect) {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly sealer?: Sealer,
+  ) {
     this.sweeper = new ThreadSweeper(dialect);
   }
 
@@ -55,9 +60,11 @@ export class ThreadLifecycle {
       }
     }
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
+    // Sealed values are bound to their thread: re-sealed for the target after the copy.
+    const resealing = this.sealer ? await copyResealing(this.dialect, this.sealer, sourceThreadId, targetThreadId) : [];
     // insert ... select keeps blobs and writes as bytes, never decoding them.
-    await this.dialect.atomically(
-      tables.map(({ table, threadId }) => {
+    await this.dialect.atomically([
+      ...tables.map(({ table, threadId }) => {
         // A copy is a new thread: not pinned, whatever the source is.
         const columns = Object.values(getTableColumns(table) as Record<string, Column>).filter(
           (column) => !column.generated && column !== this.dialect.columns.threads.pinned,
@@ -72,7 +79,8 @@ export class ThreadLifecycle {
         );
         return sql`insert into ${table} (${names}) select ${values} from ${table} where ${threadId} = ${sourceThreadId}`;
       }),
-    );
+      ...resealing,
+    ]);
   }
 
   /**

@@ -9,6 +9,7 @@ import { SerializationError } from "../../errors.js";
 import { Templates, type Values } from "../../sql/statements.js";
 import { chunks } from "../threads/remove.js";
 import { baseSeqs, DELTA_TYPE_PREFIX, type LineageLink, parseStoredChain, type ValueLineage } from "./deltas.js";
+import type { ValueSealing } from "./sealed-values.js";
 import { decodeStored, type StoredValuePlace } from "./stored-values.js";
 import { as, tupleKey } from "./values.js";
 
@@ -34,6 +35,7 @@ export class ValueAssembler {
   constructor(
     private readonly dialect: Dialect,
     private readonly serde: SerializerProtocol,
+    private readonly sealing: ValueSealing,
   ) {}
 
   private readonly templates = new Templates();
@@ -96,7 +98,8 @@ export class ValueAssembler {
   }
 
   /** The value of a blob row, whole or reassembled from the rows in `blobs` (see addBases). */
-  async decode(row: Row, blobs: Map<string, Row>, place: StoredValuePlace): Promise<ReadValue> {
+  async decode(sealed: Row, blobs: Map<string, Row>, place: StoredValuePlace): Promise<ReadValue> {
+    const row = this.sealing.openBlob(sealed, place.key.checkpointId || undefined);
     const chain = readChain(row, place);
     if (!chain) return { value: await decodeStored(this.serde, row.type, row.data, place), lineage: WHOLE };
     const seqs = baseSeqs(chain.seq);
@@ -105,7 +108,7 @@ export class ValueAssembler {
     for (const [i, version] of chain.bases.entries()) {
       const base = blobs.get(blobKey(row.thread_id, row.checkpoint_ns, row.channel, version));
       if (!base) throw failure(place, `the version ${JSON.stringify(version)} it extends is missing`);
-      append(items, await this.part(base, i === 0, place));
+      append(items, await this.part(this.sealing.openBlob(base, place.key.checkpointId || undefined), i === 0, place));
       bases.push({ version, seq: seqs[i], length: items.length });
     }
     append(items, await this.part(row, false, place));

@@ -18,6 +18,7 @@ import { WHOLE } from "../values/delta-read.js";
 import { DELTA_TYPE_PREFIX, type DeltaCache } from "../values/deltas.js";
 import { serializeMetadata } from "../values/metadata.js";
 import { requireThreadId } from "../values/reserved.js";
+import { blobPlace, type ValueSealing, writePlace } from "../values/sealed-values.js";
 import {
   type CheckpointKey,
   configOf,
@@ -62,6 +63,9 @@ export class CheckpointWriter {
     private readonly serde: SerializerProtocol,
     templates: Templates,
     private readonly deltas: DeltaCache,
+    private readonly sealing: ValueSealing,
+    /** Metadata keys never stored (excludeMetadataKeys). */
+    private readonly excludedMetadata: readonly string[] = [],
   ) {
     this.statements = new WriteStatements(dialect, templates);
   }
@@ -79,7 +83,7 @@ export class CheckpointWriter {
     const { channel_values: values = {}, ...rest } = checkpoint;
     const withoutValues = { ...rest, channel_versions: storedVersions(checkpoint.channel_versions) };
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
-    const metadataJson = serializeMetadata(metadata);
+    const metadataJson = serializeMetadata(this.withoutExcluded(metadata));
     const key = { threadId, ns, checkpointId };
     const { rows: blobRows, remember } = await this.blobRows(key, parentId, values, newVersions, useDeltas);
     const usesDeltas = blobRows.some((row) => row[6] !== null);
@@ -126,6 +130,14 @@ export class CheckpointWriter {
     return configOf(key);
   }
 
+  /** The metadata without the keys the application keeps out of the database. */
+  private withoutExcluded(metadata: CheckpointMetadata): CheckpointMetadata {
+    if (this.excludedMetadata.length === 0 || !isRecord(metadata)) return metadata;
+    const kept: Record<string, unknown> = { ...metadata };
+    for (const key of this.excludedMetadata) delete kept[key];
+    return kept as CheckpointMetadata;
+  }
+
   /**
    * The checkpoint_blobs rows of a put, serialised, and what to remember of them once
    * stored. An array extending a value this process knows becomes a delta (deltas.ts).
@@ -157,10 +169,13 @@ export class CheckpointWriter {
       if (plan) {
         const [type, bytes] = await this.serde.dumpsTyped(plan.appended);
         const chain = JSON.stringify(plan.chain);
-        rows.push([threadId, ns, channel, stored, `${DELTA_TYPE_PREFIX}${type}`, toBuffer(bytes), chain]);
+        const place = blobPlace(threadId, ns, channel, stored, chain);
+        const [sealedType, sealed] = this.sealing.seal(`${DELTA_TYPE_PREFIX}${type}`, bytes, place);
+        rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), chain]);
       } else {
         const [type, bytes] = await this.serde.dumpsTyped(value);
-        rows.push([threadId, ns, channel, stored, type, toBuffer(bytes), null]);
+        const [sealedType, sealed] = this.sealing.seal(type, bytes, blobPlace(threadId, ns, channel, stored, null));
+        rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), null]);
       }
       remembered.push(() => this.deltas.remember(key, channel, stored, value, plan?.lineage ?? WHOLE));
     }
@@ -191,10 +206,12 @@ export class CheckpointWriter {
       }
       const [channel, value] = write;
       requireId(channel, `putWrites: the channel of write ${i}`);
-      const [type, bytes] = await this.serde.dumpsTyped(value);
+      const [plainType, plain] = await this.serde.dumpsTyped(value);
       // Own properties only: "constructor" or "toString" are ordinary channels.
       const isSpecial = Object.hasOwn(WRITES_IDX_MAP, channel);
       const idx = isSpecial ? WRITES_IDX_MAP[channel] : i;
+      const place = writePlace(threadId, ns, checkpointId, taskId, idx, channel);
+      const [type, bytes] = this.sealing.seal(plainType, plain, place);
       const row = [threadId, ns, checkpointId, taskId, idx, channel, type, toBuffer(bytes), taskPath];
       if (isSpecial) special.set(idx, row);
       else regular.push(row);

@@ -1,0 +1,217 @@
+/**
+ * Re-sealing stored values: `rekey` re-seals every channel value and pending write that
+ * is not under the active key (plaintext rows included) in batches, `copyResealing`
+ * re-seals a copied thread's values for their new thread, and `encryptionStatus` counts
+ * the stored values per key id.
+ */
+import { type Column, type SQL, sql, type Table } from "drizzle-orm";
+import type { Dialect, Row } from "../../dialects/dialect.js";
+import { type Place, parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
+import type { Statement } from "../../sql/statements.js";
+import { blobPlace, chainText, writePlace } from "./sealed-values.js";
+import { as, asBytes } from "./values.js";
+
+export interface RekeyOptions {
+  /** Rows read and re-sealed per batch (one atomic unit); default 200. */
+  batchSize?: number;
+  /** Called after each batch with the counts so far. */
+  onProgress?: (progress: RekeyProgress) => void;
+}
+
+export interface RekeyProgress {
+  /** Channel values (checkpoint_blobs rows) re-sealed so far. */
+  values: number;
+  /** Pending writes (checkpoint_writes rows) re-sealed so far. */
+  writes: number;
+}
+
+/** How many stored values each key id seals, and how many are in the clear. */
+export interface EncryptionStatus {
+  /** Key id -> channel values and pending writes sealed with it. */
+  keys: Record<string, number>;
+  plaintext: number;
+}
+
+/** A table of sealed values: its key columns (in order), the columns its place needs, and the place. */
+interface SealedTable {
+  table: Table;
+  type: Column;
+  blob: Column;
+  keys: [string, Column][];
+  extra: [string, Column][];
+  place(row: Row): Place;
+  where(row: Row): string;
+}
+
+function sealedTables(dialect: Dialect): { values: SealedTable; writes: SealedTable } {
+  const { blobs: b, writes: w } = dialect.columns;
+  return {
+    values: {
+      table: b.table,
+      type: b.type,
+      blob: b.blob,
+      keys: [
+        ["thread_id", b.threadId],
+        ["ns_key", b.nsKey],
+        ["channel", b.channel],
+        ["version", b.version],
+      ],
+      extra: [
+        ["checkpoint_ns", b.checkpointNs],
+        ["delta_chain", b.deltaChain],
+      ],
+      place: (row) =>
+        blobPlace(
+          row.thread_id as string,
+          row.checkpoint_ns as string,
+          row.channel as string,
+          String(row.version),
+          chainText(row.delta_chain),
+        ),
+      where: (row) =>
+        `the value of channel ${JSON.stringify(row.channel)} (version ${JSON.stringify(String(row.version))}) of thread ${JSON.stringify(row.thread_id)}, namespace ${JSON.stringify(row.checkpoint_ns)}`,
+    },
+    writes: {
+      table: w.table,
+      type: w.type,
+      blob: w.blob,
+      keys: [
+        ["thread_id", w.threadId],
+        ["ns_key", w.nsKey],
+        ["checkpoint_id", w.checkpointId],
+        ["task_id", w.taskId],
+        ["idx", w.idx],
+      ],
+      extra: [
+        ["checkpoint_ns", w.checkpointNs],
+        ["channel", w.channel],
+      ],
+      place: (row) =>
+        writePlace(
+          row.thread_id as string,
+          row.checkpoint_ns as string,
+          row.checkpoint_id as string,
+          row.task_id as string,
+          Number(row.idx),
+          row.channel as string,
+        ),
+      where: (row) =>
+        `the pending write of task ${JSON.stringify(row.task_id)} of thread ${JSON.stringify(row.thread_id)}, checkpoint ${JSON.stringify(row.checkpoint_id)}`,
+    },
+  };
+}
+
+/**
+ * Re-seals under the active key every value that is sealed with another key or stored in
+ * the clear. Each batch is one atomic unit, and each row is replaced only if it is still
+ * what was read (a racing writer's newer row is never overwritten), so it is safe beside
+ * running writers and resumable: rows already under the active key are not read again.
+ * A row that cannot be opened (a missing key, a changed row) stops it with that error.
+ */
+export async function rekey(dialect: Dialect, sealer: Sealer, options: RekeyOptions = {}): Promise<RekeyProgress> {
+  const batchSize = options.batchSize ?? 200;
+  const progress: RekeyProgress = { values: 0, writes: 0 };
+  const tables = sealedTables(dialect);
+  for (const kind of ["values", "writes"] as const) {
+    const table = tables[kind];
+    let cursor: Row | undefined;
+    for (;;) {
+      const rows = await dialect.query(batchQuery(table, sealer.activeKeyId, cursor, batchSize));
+      if (rows.length === 0) break;
+      const statements = rows.map((row) => {
+        const place = table.place(row);
+        const [type, plain] = sealer.open(String(row.type), asBytes(row.data), place, table.where(row), true);
+        const [sealedType, sealed] = sealer.seal(type, plain, place);
+        return resealStatement(table, row, sealedType, sealed);
+      });
+      await dialect.atomically(statements);
+      progress[kind] += rows.length;
+      options.onProgress?.({ ...progress });
+      if (rows.length < batchSize) break;
+      cursor = rows[rows.length - 1];
+    }
+  }
+  return progress;
+}
+
+/**
+ * Statements that re-seal, for `target`, the values copyThread copies from `source` as
+ * bytes (a value is bound to its thread). Run in the copy's atomic unit after its
+ * inserts; a row that changed since it was read here is left as copied, and then fails
+ * to open rather than being overwritten with older bytes.
+ */
+export async function copyResealing(
+  dialect: Dialect,
+  sealer: Sealer,
+  source: string,
+  target: string,
+): Promise<Statement[]> {
+  const statements: Statement[] = [];
+  for (const table of Object.values(sealedTables(dialect))) {
+    const threadId = table.keys[0][1];
+    const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
+    columns.push(as(table.type, "type"), as(table.blob, "data"));
+    const rows = await dialect.query(
+      sql`select ${sql.join(columns, sql`, `)} from ${table.table} where ${threadId} = ${source} and ${table.type} <> 'empty'`,
+    );
+    for (const row of rows) {
+      const [type, plain] = sealer.open(String(row.type), asBytes(row.data), table.place(row), table.where(row));
+      const [sealedType, sealed] = sealer.seal(type, plain, table.place({ ...row, thread_id: target }));
+      statements.push(resealStatement(table, { ...row, thread_id: target }, sealedType, sealed));
+    }
+  }
+  return statements;
+}
+
+/** Replaces a row's type and bytes, only if they are still what was read (`row.type`, `row.data`). */
+function resealStatement(table: SealedTable, row: Row, sealedType: string, sealed: Uint8Array): SQL {
+  const same = table.keys.map(([name, column]) => sql`${column} = ${row[name]}`);
+  same.push(sql`${table.type} = ${row.type}`, sql`${table.blob} = ${row.data}`);
+  return sql`update ${table.table} set ${sql.identifier(columnName(table.type))} = ${sealedType},
+    ${sql.identifier(columnName(table.blob))} = ${sealed} where ${sql.join(same, sql` and `)}`;
+}
+
+function columnName(column: Column): string {
+  return column.name;
+}
+
+/** The next batch of rows (in key order, after `cursor`) that are neither empty nor under the active key. */
+function batchQuery(table: SealedTable, activeKeyId: string, cursor: Row | undefined, limit: number): SQL {
+  const prefix = `${SEALED_TYPE_PREFIX}${activeKeyId}:`;
+  const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
+  columns.push(as(table.type, "type"), as(table.blob, "data"));
+  const conditions = [sql`${table.type} <> 'empty'`, sql`substr(${table.type}, 1, ${prefix.length}) <> ${prefix}`];
+  if (cursor) {
+    const keyColumns = sql.join(
+      table.keys.map(([, column]) => sql`${column}`),
+      sql`, `,
+    );
+    const keyValues = sql.join(
+      table.keys.map(([name]) => sql`${cursor[name]}`),
+      sql`, `,
+    );
+    conditions.push(sql`(${keyColumns}) > (${keyValues})`);
+  }
+  const order = sql.join(
+    table.keys.map(([, column]) => sql`${column}`),
+    sql`, `,
+  );
+  return sql`select ${sql.join(columns, sql`, `)} from ${table.table}
+    where ${sql.join(conditions, sql` and `)} order by ${order} limit ${sql.raw(String(limit))}`;
+}
+
+/** Counts the stored values (channel values and pending writes, "empty" markers aside) per key id. */
+export async function encryptionStatus(dialect: Dialect): Promise<EncryptionStatus> {
+  const status: EncryptionStatus = { keys: {}, plaintext: 0 };
+  for (const table of Object.values(sealedTables(dialect))) {
+    const rows = await dialect.query(
+      sql`select ${as(table.type, "type")}, count(*) as n from ${table.table} where ${table.type} <> 'empty' group by ${table.type}`,
+    );
+    for (const row of rows) {
+      const sealed = parseSealedType(String(row.type));
+      if (sealed) status.keys[sealed.keyId] = (status.keys[sealed.keyId] ?? 0) + Number(row.n);
+      else status.plaintext += Number(row.n);
+    }
+  }
+  return status;
+}

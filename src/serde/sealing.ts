@@ -1,0 +1,192 @@
+/**
+ * Encryption at rest: seals the bytes a serializer produced with AES-256-GCM (node:crypto),
+ * bound to the place the value belongs (its associated data), and opens them again. Used
+ * by the saver for channel values, pending writes and incremental values; the store can
+ * use it the same way with its own places.
+ *
+ * A sealed value's stored type is `enc1.<keyId>:<type>` (the key id in the clear, so a
+ * reader picks the key and `status` counts values per key in SQL), its bytes are
+ * `nonce (12) | ciphertext | tag (16)`. The associated data is the format name, the key
+ * id, the inner type and the place's parts, each length-prefixed: a ciphertext moved to
+ * another place, given another type or another key id fails to open.
+ */
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomFillSync } from "node:crypto";
+import { DecryptionError, InvalidInputError, MissingKeyError } from "../errors.js";
+
+/** The prefix of a sealed value's stored type; the version is part of it so a later format can coexist. */
+export const SEALED_TYPE_PREFIX = "enc1.";
+const KEY_ID = /^[A-Za-z0-9_-]{1,16}$/;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+/** The type column's width on MySQL (varchar(64)); the same limit everywhere. */
+const MAX_TYPE_LENGTH = 64;
+const FORMAT = "langgraph-checkpoint-drizzle/enc1";
+
+/** The `encryption` option: keys by id (32 bytes, or their base64), the one new values are sealed with. */
+export interface EncryptionOptions {
+  keys: Record<string, Uint8Array | string>;
+  activeKeyId: string;
+  /**
+   * Migration mode, temporary: read rows stored in the clear (written before encryption
+   * was turned on) instead of refusing them. New values are sealed all the same.
+   */
+  allowPlaintext?: boolean;
+}
+
+/**
+ * Where a value belongs, as the strings that name it (e.g. kind, thread, namespace,
+ * channel, version). Two places with different parts never share associated data.
+ */
+export type Place = readonly string[];
+
+/** The associated data of a value: format, key id, inner type and place, each part length-prefixed. */
+function associatedData(keyId: string, type: string, place: Place): Buffer {
+  // One allocation, strings written in place: this runs for every value sealed or opened.
+  const parts = [FORMAT, keyId, type, ...place];
+  let size = 0;
+  for (const part of parts) size += 4 + Buffer.byteLength(part, "utf8");
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const part of parts) {
+    const length = out.write(part, at + 4, "utf8");
+    out.writeUInt32BE(length, at);
+    at += 4 + length;
+  }
+  return out;
+}
+
+/** Whether a stored type names a sealed value. */
+export function isSealedType(type: string): boolean {
+  return type.startsWith(SEALED_TYPE_PREFIX);
+}
+
+/** The key id and inner type of a sealed stored type; undefined for a plaintext type. */
+export function parseSealedType(type: string): { keyId: string; type: string } | undefined {
+  if (!isSealedType(type)) return undefined;
+  const colon = type.indexOf(":", SEALED_TYPE_PREFIX.length);
+  if (colon < 0) return undefined;
+  return { keyId: type.slice(SEALED_TYPE_PREFIX.length, colon), type: type.slice(colon + 1) };
+}
+
+/**
+ * Random nonces drawn from a pool refilled 4 KiB at a time: one randomBytes call per value
+ * cost about half of a small value's sealing. Each nonce is still 12 fresh random bytes.
+ */
+const noncePool = { bytes: Buffer.alloc(NONCE_BYTES * 341), used: Number.POSITIVE_INFINITY };
+function freshNonce(): Buffer {
+  if (noncePool.used + NONCE_BYTES > noncePool.bytes.length) {
+    randomFillSync(noncePool.bytes);
+    noncePool.used = 0;
+  }
+  const nonce = Buffer.from(noncePool.bytes.subarray(noncePool.used, noncePool.used + NONCE_BYTES));
+  noncePool.used += NONCE_BYTES;
+  return nonce;
+}
+
+/** A key given as bytes or base64 text, checked to be 32 bytes. */
+function keyBytes(keyId: string, key: Uint8Array | string): Buffer {
+  if (typeof key !== "string" && !(key instanceof Uint8Array)) {
+    throw new InvalidInputError(`encryption: key "${keyId}" must be a Buffer, a Uint8Array or base64 text`);
+  }
+  const bytes = typeof key === "string" ? Buffer.from(key, "base64") : Buffer.from(key);
+  if (typeof key === "string" && bytes.toString("base64").replace(/=+$/, "") !== key.trim().replace(/=+$/, "")) {
+    throw new InvalidInputError(`encryption: key "${keyId}" is not valid base64`);
+  }
+  if (bytes.length !== KEY_BYTES) {
+    throw new InvalidInputError(`encryption: key "${keyId}" must be ${KEY_BYTES} bytes, got ${bytes.length}`);
+  }
+  return bytes;
+}
+
+/** Seals and opens values with a set of keys; new values are sealed with the active one. */
+export class Sealer {
+  private readonly keys = new Map<string, KeyObject>();
+  readonly activeKeyId: string;
+  readonly allowPlaintext: boolean;
+
+  constructor(options: EncryptionOptions) {
+    if (typeof options !== "object" || options === null || typeof options.keys !== "object" || !options.keys) {
+      throw new InvalidInputError("encryption: { keys, activeKeyId } is required");
+    }
+    for (const [keyId, key] of Object.entries(options.keys)) {
+      if (!KEY_ID.test(keyId)) {
+        throw new InvalidInputError(`encryption: key id "${keyId}" must be 1 to 16 of A-Z, a-z, 0-9, "_" and "-"`);
+      }
+      this.keys.set(keyId, createSecretKey(keyBytes(keyId, key)));
+    }
+    if (!this.keys.has(options.activeKeyId)) {
+      throw new InvalidInputError(`encryption: activeKeyId "${String(options.activeKeyId)}" is not among the keys`);
+    }
+    this.activeKeyId = options.activeKeyId;
+    this.allowPlaintext = options.allowPlaintext === true;
+  }
+
+  /** Seals `bytes` of serializer type `type` for `place` with the active key: the stored type and bytes. */
+  seal(type: string, bytes: Uint8Array, place: Place): [string, Buffer] {
+    const sealedType = `${SEALED_TYPE_PREFIX}${this.activeKeyId}:${type}`;
+    if (sealedType.length > MAX_TYPE_LENGTH) {
+      throw new InvalidInputError(
+        `encryption: the serializer's type "${type}" is too long to seal (the stored type is at most ${MAX_TYPE_LENGTH} characters)`,
+      );
+    }
+    const nonce = freshNonce();
+    const cipher = createCipheriv("aes-256-gcm", this.keys.get(this.activeKeyId) as KeyObject, nonce);
+    cipher.setAAD(associatedData(this.activeKeyId, type, place));
+    const body = cipher.update(bytes);
+    const final = cipher.final();
+    return [sealedType, Buffer.concat([nonce, body, final, cipher.getAuthTag()])];
+  }
+
+  /**
+   * Opens a stored value for `place`: the serializer's type and bytes. A plaintext type
+   * passes only with allowPlaintext (rekey passes it to seal such rows); `where`
+   * describes the place in errors.
+   */
+  open(
+    storedType: string,
+    bytes: Uint8Array,
+    place: Place,
+    where: string,
+    allowPlaintext = this.allowPlaintext,
+  ): [string, Uint8Array] {
+    const sealed = parseSealedType(storedType);
+    if (!sealed) {
+      if (allowPlaintext) return [storedType, bytes];
+      throw new DecryptionError(
+        `${where} is stored in the clear and encryption is on; refusing it (allowPlaintext: true reads such rows while migrating, and the rekey command seals them)`,
+      );
+    }
+    const key = this.keys.get(sealed.keyId);
+    if (!key) {
+      throw new MissingKeyError(
+        sealed.keyId,
+        `${where} is sealed with key "${sealed.keyId}", which this saver does not have`,
+      );
+    }
+    if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where);
+    const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", key, data.subarray(0, NONCE_BYTES));
+      decipher.setAAD(associatedData(sealed.keyId, sealed.type, place));
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      const body = decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES));
+      const final = decipher.final();
+      return [sealed.type, final.length === 0 ? body : Buffer.concat([body, final])];
+    } catch (error) {
+      throw this.tampered(where, error);
+    }
+  }
+
+  /** Whether a stored type is sealed with the active key (nothing to re-seal). */
+  isCurrent(storedType: string): boolean {
+    return parseSealedType(storedType)?.keyId === this.activeKeyId;
+  }
+
+  private tampered(where: string, cause?: unknown): DecryptionError {
+    return new DecryptionError(
+      `${where} fails its integrity check: it was changed, or copied from another thread, channel or checkpoint`,
+      { cause },
+    );
+  }
+}

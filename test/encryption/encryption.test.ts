@@ -1,0 +1,277 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { type ChannelVersions, type Checkpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DecryptionError, DrizzleSaver, type EncryptionOptions, MissingKeyError } from "../../src/index.js";
+import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { openRaw, type RawDatabase, type RawRow } from "../helpers/raw.js";
+import { KEY_1, KEY_2 } from "./keys.js";
+
+/**
+ * Encryption at rest on every dialect: what a dump of the tables shows, key rotation,
+ * rows moved or changed by SQL, plaintext rows, missing keys.
+ */
+const ONLY_K1: EncryptionOptions = { keys: { k1: KEY_1 }, activeKeyId: "k1" };
+const BOTH: EncryptionOptions = { keys: { k1: KEY_1, k2: KEY_2 }, activeKeyId: "k2" };
+const ONLY_K2: EncryptionOptions = { keys: { k2: KEY_2 }, activeKeyId: "k2" };
+
+/** Puts `steps` checkpoints on a thread, each appending a message (incremental values) and setting `note`. */
+async function grow(saver: DrizzleSaver, threadId: string, secret: string, steps = 3) {
+  let messages: string[] = [];
+  const versions: ChannelVersions = {};
+  let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: "" } };
+  const configs: RunnableConfig[] = [];
+  for (let step = 0; step < steps; step++) {
+    messages = [...messages, `${secret} message ${step}`];
+    const newVersions: ChannelVersions = {};
+    for (const channel of ["messages", "note"]) {
+      versions[channel] = saver.getNextVersion(versions[channel] as number | undefined);
+      newVersions[channel] = versions[channel];
+    }
+    const checkpoint: Checkpoint = {
+      v: 4,
+      id: uuid6(step),
+      ts: new Date().toISOString(),
+      channel_values: { messages, note: `${secret} note ${step}` },
+      channel_versions: { ...versions },
+      versions_seen: {},
+    };
+    config = await saver.put(config, checkpoint, { source: "loop", step, parents: {} }, newVersions);
+    await saver.putWrites(config, [["note", `${secret} write ${step}`]], `task-${step}`);
+    configs.push(config);
+  }
+  return { configs, messages };
+}
+
+/** Every row of every table, as text (bytes both as UTF-8 and as latin1, so no encoding hides a match). */
+async function dumpAll(raw: RawDatabase): Promise<string> {
+  const tables =
+    raw.dialect === "sqlite"
+      ? (await raw.query("select name as t from sqlite_master where type = 'table'")).map((r) => r.t)
+      : raw.dialect === "postgres"
+        ? (await raw.query("select tablename as t from pg_tables where schemaname = 'public'")).map((r) => r.t)
+        : (
+            await raw.query("select table_name as t from information_schema.tables where table_schema = database()")
+          ).map((r) => r.t ?? r.TABLE_NAME);
+  expect(tables.length).toBeGreaterThan(3);
+  let dump = "";
+  for (const table of tables) {
+    for (const row of await raw.query(`select * from ${raw.id(String(table))}`)) {
+      for (const value of Object.values(row)) {
+        if (value instanceof Uint8Array)
+          dump += `${Buffer.from(value).toString("utf8")}|${Buffer.from(value).toString("latin1")}|`;
+        else dump += `${typeof value === "object" ? JSON.stringify(value) : String(value)}|`;
+      }
+    }
+  }
+  return dump;
+}
+
+describe.each(DIALECTS)("encryption at rest on %s", (dialect: DialectName) => {
+  let saver: DrizzleSaver;
+  let url: string;
+  let raw: RawDatabase;
+  const blobs = (raw_: RawDatabase) => raw_.id("checkpoint_blobs");
+  const writes = (raw_: RawDatabase) => raw_.id("checkpoint_writes");
+
+  beforeAll(async () => {
+    ({ saver, url } = await freshSaver(dialect, { encryption: ONLY_K1 }));
+    raw = await openRaw(dialect, url);
+  });
+  afterAll(async () => {
+    await saver.close();
+    await raw.close();
+  });
+
+  /** One blob row of a thread's channel (the newest version), raw. */
+  async function blobRow(threadId: string, channel: string): Promise<RawRow> {
+    const rows = await raw.query(
+      `select version, ${raw.id("type")} as type, ${raw.id("blob")} as data from ${blobs(raw)} where thread_id = ? and channel = ? order by version desc`,
+      [threadId, channel],
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    return rows[0];
+  }
+
+  async function setBlob(threadId: string, channel: string, version: unknown, type: unknown, data: unknown) {
+    await raw.query(
+      `update ${blobs(raw)} set ${raw.id("type")} = ?, ${raw.id("blob")} = ? where thread_id = ? and channel = ? and version = ?`,
+      [type, data, threadId, channel, version],
+    );
+  }
+
+  it("a dump of every table holds none of the plaintext of values and writes; the saver reads them back", async () => {
+    const { configs, messages } = await grow(saver, "dump", "SECRET-ALPHA");
+    const dump = await dumpAll(raw);
+    expect(dump).toContain("dump"); // the thread id is in the clear: the dump did read the rows
+    expect(dump).not.toContain("SECRET-ALPHA");
+    expect(dump).toContain("enc1.k1:");
+    const tuple = await saver.getTuple(configs[2]);
+    expect(tuple?.checkpoint.channel_values).toEqual({ messages, note: "SECRET-ALPHA note 2" });
+    expect(tuple?.pendingWrites).toEqual([["task-2", "note", "SECRET-ALPHA write 2"]]);
+    const listed = [];
+    for await (const t of saver.list({ configurable: { thread_id: "dump" } })) listed.push(t);
+    expect(listed.map((t) => t.checkpoint.channel_values.messages)).toEqual([
+      messages,
+      messages.slice(0, 2),
+      messages.slice(0, 1),
+    ]);
+    const history = await saver.getDeltaChannelHistory({ config: configs[2], channels: ["note"] });
+    expect(history.note.writes.map(([, , value]) => value)).toEqual(["SECRET-ALPHA write 1"]);
+    expect(history.note.seed).toBe("SECRET-ALPHA note 1");
+  });
+
+  it("copyThread re-seals the copied values for the new thread; the copy reads like the source", async () => {
+    const { configs } = await grow(saver, "copy-src", "COPY", 3);
+    await saver.copyThread("copy-src", "copy-dst");
+    const source = await saver.getTuple(configs[2]);
+    const copy = await saver.getTuple({ configurable: { ...configs[2].configurable, thread_id: "copy-dst" } });
+    expect(copy?.checkpoint.channel_values).toEqual(source?.checkpoint.channel_values);
+    expect(copy?.pendingWrites).toEqual(source?.pendingWrites);
+    const copied = await blobRow("copy-dst", "note");
+    expect(String(copied.type)).toMatch(/^enc1\.k1:/);
+    expect(Buffer.from(copied.data as Uint8Array)).not.toEqual(
+      Buffer.from((await blobRow("copy-src", "note")).data as Uint8Array),
+    );
+  });
+
+  it("excludeMetadataKeys keeps those metadata keys out of the database", async () => {
+    const excluding = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K1, excludeMetadataKeys: ["email"] });
+    try {
+      const checkpoint: Checkpoint = {
+        v: 4,
+        id: uuid6(0),
+        ts: new Date().toISOString(),
+        channel_values: {},
+        channel_versions: {},
+        versions_seen: {},
+      };
+      const metadata = { source: "input" as const, step: -1, parents: {}, email: "PRIVATE@EXAMPLE.ORG", user_id: "u1" };
+      const config = await excluding.put({ configurable: { thread_id: "meta" } }, checkpoint, metadata, {});
+      expect((await excluding.getTuple(config))?.metadata).toEqual({
+        source: "input",
+        step: -1,
+        parents: {},
+        user_id: "u1",
+      });
+      expect(await dumpAll(raw)).not.toContain("PRIVATE@EXAMPLE.ORG");
+    } finally {
+      await excluding.close();
+    }
+  });
+
+  it("works with the serializer the application chooses (LangGraph's JsonPlusSerializer)", async () => {
+    const json = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K1, serde: new JsonPlusSerializer() });
+    try {
+      const { configs, messages } = await grow(json, "json-serde", "JSON-SERDE");
+      expect(String((await blobRow("json-serde", "note")).type)).toBe("enc1.k1:json");
+      const tuple = await json.getTuple(configs[2]);
+      expect(tuple?.checkpoint.channel_values).toEqual({ messages, note: "JSON-SERDE note 2" });
+      expect(tuple?.pendingWrites).toEqual([["task-2", "note", "JSON-SERDE write 2"]]);
+      expect(await dumpAll(raw)).not.toContain("JSON-SERDE");
+    } finally {
+      await json.close();
+    }
+  });
+
+  it("rotation: a saver with a new active key reads the old values and seals new ones with the new key", async () => {
+    await grow(saver, "rot-old", "ROT");
+    const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    const onlyNew = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K2 });
+    try {
+      const old = await rotated.getTuple({ configurable: { thread_id: "rot-old" } });
+      expect(old?.checkpoint.channel_values.note).toBe("ROT note 2");
+      const { messages } = await grow(rotated, "rot-new", "ROT2");
+      expect(String((await blobRow("rot-new", "note")).type)).toMatch(/^enc1\.k2:/);
+      // The old saver lacks k2; the new one with only k2 reads new values and names k1 for old ones.
+      await expect(saver.getTuple({ configurable: { thread_id: "rot-new" } })).rejects.toThrow(/key "k2"/);
+      expect((await onlyNew.getTuple({ configurable: { thread_id: "rot-new" } }))?.checkpoint.channel_values).toEqual({
+        messages,
+        note: "ROT2 note 2",
+      });
+      const error = await onlyNew.getTuple({ configurable: { thread_id: "rot-old" } }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MissingKeyError);
+      expect((error as MissingKeyError).keyId).toBe("k1");
+      expect(String(error)).toContain('key "k1"');
+    } finally {
+      await rotated.close();
+      await onlyNew.close();
+    }
+  });
+
+  it("a value copied by SQL to another thread, another channel or another version fails with DecryptionError", async () => {
+    await grow(saver, "swap-a", "SWAP-A");
+    await grow(saver, "swap-b", "SWAP-B");
+    const fromA = await blobRow("swap-a", "note");
+    // Another thread.
+    const target = await blobRow("swap-b", "note");
+    await setBlob("swap-b", "note", target.version, fromA.type, fromA.data);
+    const error = await saver.getTuple({ configurable: { thread_id: "swap-b" } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DecryptionError);
+    expect(String(error)).toMatch(/thread "swap-b".*checkpoint "/);
+    await setBlob("swap-b", "note", target.version, target.type, target.data);
+    expect((await saver.getTuple({ configurable: { thread_id: "swap-b" } }))?.checkpoint.channel_values.note).toBe(
+      "SWAP-B note 2",
+    );
+    // Another channel of the same thread (a whole value's bytes into the messages row).
+    await grow(saver, "swap-c", "SWAP-C", 1);
+    const note = await blobRow("swap-c", "note");
+    const messages = await blobRow("swap-c", "messages");
+    await setBlob("swap-c", "messages", messages.version, note.type, note.data);
+    await expect(saver.getTuple({ configurable: { thread_id: "swap-c" } })).rejects.toThrow(DecryptionError);
+    // Another version (checkpoint) of the same channel: the oldest note's bytes into the newest.
+    const versions = await raw.query(
+      `select version, ${raw.id("type")} as type, ${raw.id("blob")} as data from ${blobs(raw)} where thread_id = ? and channel = 'note' order by version`,
+      ["swap-a"],
+    );
+    const newest = versions[versions.length - 1];
+    await setBlob("swap-a", "note", newest.version, versions[0].type, versions[0].data);
+    await expect(saver.getTuple({ configurable: { thread_id: "swap-a" } })).rejects.toThrow(DecryptionError);
+  });
+
+  it("a pending write copied by SQL to another checkpoint fails with DecryptionError", async () => {
+    const { configs } = await grow(saver, "swap-w", "SWAP-W", 2);
+    const rows = await raw.query(
+      `select checkpoint_id, ${raw.id("type")} as type, ${raw.id("blob")} as data from ${writes(raw)} where thread_id = ? order by checkpoint_id`,
+      ["swap-w"],
+    );
+    expect(rows).toHaveLength(2);
+    await raw.query(
+      `update ${writes(raw)} set ${raw.id("type")} = ?, ${raw.id("blob")} = ? where thread_id = ? and checkpoint_id = ?`,
+      [rows[0].type, rows[0].data, "swap-w", rows[1].checkpoint_id],
+    );
+    const error = await saver.getTuple(configs[1]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DecryptionError);
+    expect(String(error)).toContain(`checkpoint "${configs[1].configurable?.checkpoint_id}"`);
+    expect(String(error)).toContain('thread "swap-w"');
+  });
+
+  it("a flipped byte fails with DecryptionError naming the thread and checkpoint", async () => {
+    const { configs } = await grow(saver, "flip", "FLIP", 1);
+    const row = await blobRow("flip", "note");
+    const flipped = Buffer.from(row.data as Uint8Array);
+    flipped[20] ^= 0x01;
+    await setBlob("flip", "note", row.version, row.type, flipped);
+    const error = await saver.getTuple(configs[0]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DecryptionError);
+    expect(String(error)).toContain('thread "flip"');
+    expect(String(error)).toContain(`checkpoint "${configs[0].configurable?.checkpoint_id}"`);
+  });
+
+  it("a plaintext row is refused, and read with allowPlaintext; a saver without keys refuses sealed rows", async () => {
+    const plain = await DrizzleSaver.fromUrl(url);
+    const migrating = await DrizzleSaver.fromUrl(url, { encryption: { ...ONLY_K1, allowPlaintext: true } });
+    try {
+      const { messages } = await grow(plain, "plain", "PLAIN");
+      const error = await saver.getTuple({ configurable: { thread_id: "plain" } }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DecryptionError);
+      expect(String(error)).toMatch(/in the clear/);
+      const tuple = await migrating.getTuple({ configurable: { thread_id: "plain" } });
+      expect(tuple?.checkpoint.channel_values).toEqual({ messages, note: "PLAIN note 2" });
+      expect(tuple?.pendingWrites).toEqual([["task-2", "note", "PLAIN write 2"]]);
+      await expect(plain.getTuple({ configurable: { thread_id: "dump" } })).rejects.toThrow(DecryptionError);
+    } finally {
+      await plain.close();
+      await migrating.close();
+    }
+  });
+});

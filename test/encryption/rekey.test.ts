@@ -1,0 +1,177 @@
+import { spawn } from "node:child_process";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { type ChannelVersions, type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DecryptionError, DrizzleSaver, type EncryptionOptions } from "../../src/index.js";
+import { BIN, cli, cliEnv, ensureBuilt } from "../cli/helpers.js";
+import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { KEY_1, KEY_2 } from "./keys.js";
+
+/**
+ * Rotation: `rekey` (the saver's method and the command) re-seals every value under the
+ * active key and seals plaintext rows; after it a saver holding only the new key reads
+ * everything, also when a first run was killed half-way.
+ */
+const ONLY_K1: EncryptionOptions = { keys: { k1: KEY_1 }, activeKeyId: "k1" };
+const BOTH: EncryptionOptions = { keys: { k1: KEY_1, k2: KEY_2 }, activeKeyId: "k2" };
+const ONLY_K2: EncryptionOptions = { keys: { k2: KEY_2 }, activeKeyId: "k2" };
+const KEYS_ENV = {
+  LANGGRAPH_CHECKPOINT_KEYS: `k1:${KEY_1.toString("base64")},k2:${KEY_2}`,
+  LANGGRAPH_CHECKPOINT_ACTIVE_KEY: "k2",
+};
+
+/** Threads of a few checkpoints (incremental messages, a note, a pending write each). */
+async function fill(saver: DrizzleSaver, prefix: string, threads: number, steps: number): Promise<void> {
+  for (let t = 0; t < threads; t++) {
+    let messages: string[] = [];
+    const versions: ChannelVersions = {};
+    let config: RunnableConfig = { configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } };
+    for (let step = 0; step < steps; step++) {
+      messages = [...messages, `${prefix} ${t} message ${step}`];
+      const newVersions: ChannelVersions = {};
+      for (const channel of ["messages", "note"]) {
+        versions[channel] = saver.getNextVersion(versions[channel] as number | undefined);
+        newVersions[channel] = versions[channel];
+      }
+      const checkpoint: Checkpoint = {
+        v: 4,
+        id: uuid6(step),
+        ts: new Date().toISOString(),
+        channel_values: { messages, note: `${prefix} ${t} note ${step}` },
+        channel_versions: { ...versions },
+        versions_seen: {},
+      };
+      config = await saver.put(config, checkpoint, { source: "loop", step, parents: {} }, newVersions);
+      await saver.putWrites(config, [["note", `${prefix} ${t} write ${step}`]], `task-${step}`);
+    }
+  }
+}
+
+/** Every checkpoint of every thread, values and writes, as plain data. */
+type Row = [Record<string, unknown> | undefined, unknown, unknown];
+
+async function everything(saver: DrizzleSaver): Promise<Row[]> {
+  const all: Row[] = [];
+  for await (const tuple of saver.list({})) {
+    all.push([tuple.config.configurable, tuple.checkpoint.channel_values, tuple.pendingWrites]);
+  }
+  return all;
+}
+
+describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
+  beforeAll(async () => {
+    await ensureBuilt();
+  }, 600_000);
+
+  it("re-seals every value under the new key and seals plaintext rows; then only the new key reads them", async () => {
+    const { saver: old, url } = await freshSaver(dialect, { encryption: ONLY_K1 });
+    const plain = await DrizzleSaver.fromUrl(url);
+    const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    const onlyNew = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K2 });
+    try {
+      await fill(old, "sealed", 2, 3);
+      await fill(plain, "plain", 1, 2);
+      await fill(rotated, "new", 1, 2);
+      const before = await rotated.encryptionStatus();
+      // 2 x 3 x 2 values + 2 x 3 writes under k1; 1 x 2 x 2 + 2 in the clear and under k2.
+      expect(before).toEqual({ keys: { k1: 18, k2: 6 }, plaintext: 6 });
+      const migrating = await DrizzleSaver.fromUrl(url, { encryption: { ...BOTH, allowPlaintext: true } });
+      const want = await everything(migrating);
+      await migrating.close();
+      expect(want).toHaveLength(10);
+      // Before: old-key and plaintext rows are refused.
+      await expect(everything(onlyNew)).rejects.toThrow(DecryptionError);
+
+      const seen: number[] = [];
+      const done = await rotated.rekey({ batchSize: 4, onProgress: (p) => seen.push(p.values + p.writes) });
+      expect(done).toEqual({ values: 16, writes: 8 });
+      expect(seen.length).toBeGreaterThan(3);
+      expect(await rotated.encryptionStatus()).toEqual({ keys: { k2: 30 }, plaintext: 0 });
+      expect(await everything(onlyNew)).toEqual(want);
+      // Run again: nothing left to do.
+      expect(await rotated.rekey()).toEqual({ values: 0, writes: 0 });
+    } finally {
+      for (const s of [old, plain, rotated, onlyNew]) await s.close();
+    }
+  });
+
+  it("runs beside writers: their values and the re-sealed ones all read with only the new key", async () => {
+    const { saver: old, url } = await freshSaver(dialect, { encryption: ONLY_K1 });
+    const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    const writer = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    const onlyNew = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K2 });
+    try {
+      await fill(old, "before", 4, 4);
+      const want = await everything(rotated);
+      // The writer adds threads while rekey walks the tables in small batches.
+      await Promise.all([rotated.rekey({ batchSize: 2 }), fill(writer, "during", 3, 4)]);
+      expect(await rotated.encryptionStatus()).toEqual({ keys: { k2: 7 * 4 * 3 }, plaintext: 0 });
+      const all = await everything(onlyNew);
+      expect(all).toHaveLength(7 * 4);
+      // The threads there before read as they were.
+      expect(all.filter(([config]) => String(config?.thread_id).startsWith("before"))).toEqual(want);
+    } finally {
+      for (const s of [old, rotated, writer, onlyNew]) await s.close();
+    }
+  });
+
+  it("the rekey command killed with SIGKILL and run again ends with every value under the new key, nothing lost", {
+    timeout: 300_000,
+  }, async () => {
+    const { saver: old, url } = await freshSaver(dialect, { encryption: ONLY_K1 });
+    await fill(old, "killed", 4, 5);
+    const want = await everything(old);
+    await old.close();
+    const run = spawn(process.execPath, [BIN, "rekey", "--url", url, "--batch-size", "2"], {
+      env: { ...cliEnv(), ...KEYS_ENV },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // Killed after its first batches landed.
+    await new Promise<void>((resolve, reject) => {
+      let lines = 0;
+      let stderr = "";
+      run.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        lines += chunk
+          .toString()
+          .split("\n")
+          .filter((line) => line.startsWith("rekey:")).length;
+        if (lines >= 3) {
+          run.kill("SIGKILL");
+          resolve();
+        }
+      });
+      run.on("exit", () => reject(new Error(`rekey ended before it was killed: ${stderr}`)));
+    });
+    const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    try {
+      const half = await rotated.encryptionStatus();
+      expect(half.keys.k2).toBeGreaterThan(0);
+      expect(half.keys.k1).toBeGreaterThan(0);
+      const again = await cli(["rekey", "--url", url, "--json"], { env: KEYS_ENV });
+      expect(again.code, again.stderr).toBe(0);
+      const report = JSON.parse(again.stdout) as { keys: Record<string, number>; plaintext: number };
+      expect(report.keys).toEqual({ k2: 60 });
+      expect(report.plaintext).toBe(0);
+      const status = await cli(["status", "--url", url], { env: KEYS_ENV });
+      expect(status.stdout).toContain("sealed values  k2: 60, plaintext: 0");
+      // show decodes sealed values with the keys from the environment, and refuses them without.
+      const shown = await cli(["show", "--url", url, "--thread", "killed-0", "--json"], {
+        env: { ...KEYS_ENV, LANGGRAPH_CHECKPOINT_KEYS: `k2:${KEY_2}` },
+      });
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain("killed 0 note 4");
+      const refused = await cli(["show", "--url", url, "--thread", "killed-0"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/sealed/);
+    } finally {
+      await rotated.close();
+    }
+    const onlyNew = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K2 });
+    try {
+      expect(await everything(onlyNew)).toEqual(want);
+    } finally {
+      await onlyNew.close();
+    }
+  });
+});
