@@ -5,9 +5,8 @@
 import { sql } from "drizzle-orm";
 import type { PgStoreTables } from "../schema/pg.js";
 import type { Executor } from "../sql/executor.js";
-import { onConflictInsert } from "./common-sql.js";
 import { isConflict } from "./pg.js";
-import { op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
+import { onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
 import type { StoreDialect, ValueField } from "./store-dialect.js";
 
 export function pgStoreDialect(executor: Executor, tables: PgStoreTables): StoreDialect {
@@ -41,14 +40,7 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
     valueOut: sql`cast(${items.value} as text)`,
     field,
     upsertColumns: upsertColumns(columns),
-    upsert: (rows) =>
-      onConflictInsert({
-        table: items,
-        columns: upsertColumns(columns),
-        rows,
-        conflictTarget: [items.nsPath, items.key],
-        update: replacedColumns(columns),
-      }),
+    upsert: onConflictUpsert(columns),
     unit: transactionUnit(executor, isConflict),
   };
 }

@@ -6,9 +6,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteStoreTables } from "../schema/sqlite.js";
 import type { Executor } from "../sql/executor.js";
-import { onConflictInsert, retryOnConflict } from "./common-sql.js";
+import { retryOnConflict } from "./common-sql.js";
 import { isBusy } from "./sqlite.js";
-import { op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
+import { onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
 import type { FieldKind, StoreDialect, ValueField } from "./store-dialect.js";
 
 const KINDS: Record<FieldKind, string> = {
@@ -45,14 +45,7 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
     valueOut: sql`${items.value}`,
     field,
     upsertColumns: upsertColumns(columns),
-    upsert: (rows) =>
-      onConflictInsert({
-        table: items,
-        columns: upsertColumns(columns),
-        rows,
-        conflictTarget: [items.nsPath, items.key],
-        update: replacedColumns(columns),
-      }),
+    upsert: onConflictUpsert(columns),
     unit: batch
       ? // Batch-only (D1): no reads between a batch's statements; the reads come first.
         async (reads, writes) => {

@@ -2,7 +2,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Executor, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
-import { retryOnConflict } from "./common-sql.js";
+import { onConflictInsert, retryOnConflict } from "./common-sql.js";
 import type { Comparison, StoreColumns } from "./store-dialect.js";
 
 /** The comparison operator as SQL text (a closed set, never user text). */
@@ -22,6 +22,18 @@ export const upsertColumns = (c: StoreColumns) => [
 
 /** The columns an upsert replaces on an existing item: all but the key and `created_at`. */
 export const replacedColumns = (c: StoreColumns) => [c.value, c.embeddings, c.updatedAt, c.expiresAt, c.ttlMinutes];
+
+/** `StoreDialect.upsert` where the family speaks `INSERT ... ON CONFLICT DO UPDATE` (PostgreSQL, SQLite). */
+export function onConflictUpsert(c: StoreColumns) {
+  return (rows: unknown[][]) =>
+    onConflictInsert({
+      table: c.table,
+      columns: upsertColumns(c),
+      rows,
+      conflictTarget: [c.nsPath, c.key],
+      update: replacedColumns(c),
+    });
+}
 
 /** `StoreDialect.unit` on a driver with interactive transactions. */
 export function transactionUnit(executor: Executor, isConflict: (error: unknown) => boolean) {
