@@ -5,7 +5,7 @@
  */
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import { UnsupportedDriverError } from "../errors.js";
-import type { SQLiteCheckpointTables } from "../schema/sqlite.js";
+import { type SQLiteCheckpointTables, UNINDEXED_SOURCE } from "../schema/sqlite.js";
 import type { Executor } from "../sql/executor.js";
 import { isBound, type Statement } from "../sql/statements.js";
 import {
@@ -210,7 +210,12 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       const parts: SQL[] = [];
       for (const [key, value] of entries) {
         // The generated, indexed columns narrow the scan; the json_each test is exact.
-        if (key === "source" && typeof value === "string") parts.push(sql`${checkpoints.metaSource} = ${value}`);
+        if (key === "source" && typeof value === "string") {
+          parts.push(sql`${checkpoints.metaSource} = ${value}`);
+          // The partial index's own condition, as text: what lets the planner use it.
+          if (value !== UNINDEXED_SOURCE)
+            parts.push(sql`${checkpoints.metaSource} <> ${sql.raw(`'${UNINDEXED_SOURCE}'`)}`);
+        }
         if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
         if (key === "run_id" && typeof value === "string") {
           parts.push(sql`${checkpoints.metaRunId} = ${value}`);

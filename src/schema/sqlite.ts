@@ -5,6 +5,13 @@
 import { sql } from "drizzle-orm";
 import { blob, index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
+/**
+ * The one `source` the partial `meta_source` index leaves out. A query uses that index
+ * only when its WHERE clause holds the index's own condition, so the SQLite dialect
+ * adds `meta_source <> 'loop'` to a filter on any other source.
+ */
+export const UNINDEXED_SOURCE = "loop";
+
 export interface SQLiteTableOptions {
   /** Prepended to every table and index name, e.g. "lg_". */
   prefix?: string;
@@ -49,9 +56,14 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
     (t) => [
       primaryKey({ name: `${prefix}checkpoints_pk`, columns: [t.threadId, t.checkpointNs, t.checkpointId] }),
       index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
-      index(`${prefix}checkpoints_meta_source_idx`).on(t.metaSource, t.checkpointId),
+      // Partial: most checkpoints are a graph's "loop" steps, a value no filter narrows
+      // down by; the others ("input", "update", "fork") are the ones worth an index entry.
+      index(`${prefix}checkpoints_meta_source_idx`)
+        .on(t.metaSource, t.checkpointId)
+        .where(sql.raw(`meta_source <> '${UNINDEXED_SOURCE}'`)),
       index(`${prefix}checkpoints_meta_step_idx`).on(t.metaStep, t.checkpointId),
-      index(`${prefix}checkpoints_meta_run_id_idx`).on(t.metaRunId),
+      // Partial: checkpoints without a run id (a graph given none) cost no index entry.
+      index(`${prefix}checkpoints_meta_run_id_idx`).on(t.metaRunId).where(sql.raw("meta_run_id is not null")),
       // A thread's history across namespaces, newest first.
       index(`${prefix}checkpoints_thread_checkpoint_id_idx`).on(t.threadId, t.checkpointId),
       // Idle threads (retention): a thread's newest checkpoint time without reading its rows.

@@ -178,8 +178,10 @@ describe.each(FIXTURES)("fixture application $name", (fixture) => {
         /`meta_source` (varchar\(64\) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin|text) GENERATED ALWAYS AS \(.+\) VIRTUAL/,
       );
       expect(ddl).toMatch(/`meta_step` (double|real) GENERATED ALWAYS AS \(.+\) VIRTUAL/);
+      // SQLite's is partial: a "loop" step, most of a graph's checkpoints, adds no entry.
+      const sourceCondition = dialect === "sqlite" ? " WHERE meta_source <> 'loop'" : "";
       expect(ddl).toContain(
-        "CREATE INDEX `lg_checkpoints_meta_source_idx` ON `lg_checkpoints` (`meta_source`,`checkpoint_id`);",
+        `CREATE INDEX \`lg_checkpoints_meta_source_idx\` ON \`lg_checkpoints\` (\`meta_source\`,\`checkpoint_id\`)${sourceCondition};`,
       );
       expect(ddl).toContain(
         "CREATE INDEX `lg_checkpoints_meta_step_idx` ON `lg_checkpoints` (`meta_step`,`checkpoint_id`);",

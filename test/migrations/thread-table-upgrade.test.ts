@@ -170,6 +170,7 @@ describe("0002_thread_table backfills one row per thread", () => {
         "0001_thread_table",
         "0002_incremental_values",
         "0003_store_items",
+        "0004_partial_metadata_indexes",
       ]);
       const backfilled = normalize(db.prepare(`select ${ROW_COLUMNS}`).all() as never);
       expect(backfilled).toEqual(normalize(seedDb.prepare(`select ${ROW_COLUMNS}`).all() as never));

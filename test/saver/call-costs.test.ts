@@ -63,9 +63,19 @@ const INDEXES: Record<DialectName, Record<string, number>> = {
   mysql: { checkpoints: 7, checkpoint_blobs: 1, checkpoint_writes: 1, checkpoint_threads: 4, checkpoint_metadata: 2 },
 };
 
+/**
+ * SQLite: the index entries a root "loop" checkpoint without a run id adds, over every
+ * index of the checkpoints table (its primary key, checkpoint_id, meta_step and the two
+ * thread-keyed ones; the partial meta_source and meta_run_id indexes skip it). Each
+ * entry is a B-tree insert a put pays for; read from dbstat, so it counts what SQLite wrote.
+ */
+const SQLITE_INDEX_ENTRIES_PER_LOOP_CHECKPOINT = 5;
+
 interface Opened {
   saver: DrizzleSaver;
   indexes(): Promise<Record<string, number>>;
+  /** SQLite: entries in the checkpoints table's indexes per checkpoint row. */
+  indexEntriesPerCheckpoint?(): number;
   close(): Promise<void>;
 }
 
@@ -78,6 +88,15 @@ async function open(dialect: DialectName, logQuery: (query: string) => void): Pr
     return {
       saver: new DrizzleSaver(drizzleSqlite(sqlite, { logger })),
       indexes: async () => Object.fromEntries(Object.keys(INDEXES.sqlite).map((table) => [table, count(table)])),
+      indexEntriesPerCheckpoint: () => {
+        const names = (sqlite.pragma("index_list(checkpoints)") as { name: string }[]).map((index) => index.name);
+        const cells = sqlite.prepare(
+          "select coalesce(sum(ncell), 0) as n from dbstat where name = ? and pagetype = 'leaf'",
+        );
+        const entries = names.reduce((sum, name) => sum + Number((cells.get(name) as { n: number }).n), 0);
+        const { rows } = sqlite.prepare("select count(*) as rows from checkpoints").get() as { rows: number };
+        return entries / rows;
+      },
       close: async () => {
         sqlite.close();
       },
@@ -171,6 +190,9 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("%s: what each call cost
       const indexes = await opened.indexes();
       for (const [table, count] of Object.entries(INDEXES[dialect]))
         expect([table, indexes[table]]).toEqual([table, count]);
+      if (opened.indexEntriesPerCheckpoint) {
+        expect(opened.indexEntriesPerCheckpoint()).toBe(SQLITE_INDEX_ENTRIES_PER_LOOP_CHECKPOINT);
+      }
     } finally {
       await saver.close();
       await opened.close();
