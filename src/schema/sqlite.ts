@@ -136,7 +136,11 @@ export function checkpointTables(options: SQLiteTableOptions = {}) {
       // Thread id breaks ties, so pages are stable.
       index(`${prefix}checkpoint_threads_updated_at_idx`).on(t.updatedAt, t.threadId),
       index(`${prefix}checkpoint_threads_created_at_idx`).on(t.createdAt, t.threadId),
-      index(`${prefix}checkpoint_threads_meta_user_id_idx`).on(t.metaUserId, t.updatedAt),
+      // Partial: a thread without a user id in its metadata costs no entry (the entry moves with
+      // updated_at, so an indexed thread pays for it on every put).
+      index(`${prefix}checkpoint_threads_meta_user_id_idx`)
+        .on(t.metaUserId, t.updatedAt)
+        .where(sql.raw("meta_user_id is not null")),
     ],
   );
 

@@ -1,9 +1,11 @@
 /**
- * The SQLite upgrade that makes the `meta_source` and `meta_run_id` indexes partial
+ * The SQLite upgrade that makes the `meta_source` and `meta_run_id` indexes of the
+ * checkpoints and the `meta_user_id` index of the threads partial
  * (0004_partial_metadata_indexes), from the previous release's schema holding data:
- * every checkpoint is kept, filters on source and run id still find the same rows
- * through those indexes, and the indexes hold entries only for the rows a filter can
- * use them for (a "loop" step, or a checkpoint without a run id, adds none).
+ * every checkpoint is kept, filters on source and run id and the thread search by user
+ * id still find the same rows, and the indexes hold entries only for the rows a filter
+ * can use them for (a "loop" step, a checkpoint without a run id, a thread without a
+ * user id add none).
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -77,26 +79,30 @@ describe("upgrade to partial metadata indexes on SQLite", () => {
       const loop = (step: number, extra: Record<string, unknown> = {}) =>
         ({ source: "loop", step, parents: {}, ...extra }) as CheckpointMetadata;
       const withRun = await writeThread(saver, "with-run", [
-        { source: "input", step: -1, parents: {}, run_id: "run-1" } as CheckpointMetadata,
-        loop(0, { run_id: "run-1" }),
-        loop(1, { run_id: "run-1" }),
-        { source: "update", step: 2, parents: {} } as CheckpointMetadata,
+        { source: "input", step: -1, parents: {}, run_id: "run-1", user_id: "alice" } as CheckpointMetadata,
+        loop(0, { run_id: "run-1", user_id: "alice" }),
+        loop(1, { run_id: "run-1", user_id: "alice" }),
+        { source: "update", step: 2, parents: {}, user_id: "alice" } as CheckpointMetadata,
       ]);
       const plain = await writeThread(saver, "plain", [loop(0), loop(1), loop(2)]);
       // Before: every checkpoint has an entry in both indexes.
       expect(indexEntries(db, "checkpoints_meta_source_idx")).toBe(7);
       expect(indexEntries(db, "checkpoints_meta_run_id_idx")).toBe(7);
+      expect(indexEntries(db, "checkpoint_threads_meta_user_id_idx")).toBe(2);
 
       expect((await saver.setup()).map((m) => m.tag)).toEqual([MIGRATION]);
       expect((await saver.migrationStatus()).pending).toEqual([]);
       // The rebuilt indexes hold the "input" and "update" checkpoints, and the three with a run id.
       expect(indexEntries(db, "checkpoints_meta_source_idx")).toBe(2);
       expect(indexEntries(db, "checkpoints_meta_run_id_idx")).toBe(3);
+      expect(indexEntries(db, "checkpoint_threads_meta_user_id_idx")).toBe(1);
 
       expect(await listIds(saver, { source: "update" })).toEqual([withRun[3]]);
       expect(await listIds(saver, { source: "input" })).toEqual([withRun[0]]);
       expect(await listIds(saver, { source: "loop" })).toEqual([withRun[1], withRun[2], ...plain].sort());
       expect(await listIds(saver, { run_id: "run-1" })).toEqual(withRun.slice(0, 3).sort());
+      const alices = await saver.searchThreads({ filter: { user_id: "alice" } });
+      expect(alices.map((thread) => thread.threadId)).toEqual(["with-run"]);
 
       // Later writes keep to the same rule: a loop step without a run id adds no entry.
       await writeThread(saver, "later", [
@@ -106,6 +112,7 @@ describe("upgrade to partial metadata indexes on SQLite", () => {
       ]);
       expect(indexEntries(db, "checkpoints_meta_source_idx")).toBe(3);
       expect(indexEntries(db, "checkpoints_meta_run_id_idx")).toBe(4);
+      expect(indexEntries(db, "checkpoint_threads_meta_user_id_idx")).toBe(1);
 
       await saver.deleteForRuns(["run-1"]);
       expect(await listIds(saver, { run_id: "run-1" })).toEqual([]);

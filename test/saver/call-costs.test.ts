@@ -64,18 +64,20 @@ const INDEXES: Record<DialectName, Record<string, number>> = {
 };
 
 /**
- * SQLite: the index entries a root "loop" checkpoint without a run id adds, over every
- * index of the checkpoints table (its primary key, checkpoint_id, meta_step and the two
- * thread-keyed ones; the partial meta_source and meta_run_id indexes skip it). Each
- * entry is a B-tree insert a put pays for; read from dbstat, so it counts what SQLite wrote.
+ * SQLite: the index entries one row adds, over every index of its table, read from
+ * dbstat (so they count what SQLite wrote; each is a B-tree insert a put pays for). A
+ * root "loop" checkpoint without a run id: its primary key, checkpoint_id, meta_step and
+ * the two thread-keyed indexes (the partial meta_source and meta_run_id skip it). A
+ * thread without a user id: its primary key, updated_at and created_at (the partial
+ * meta_user_id skips it).
  */
-const SQLITE_INDEX_ENTRIES_PER_LOOP_CHECKPOINT = 5;
+const SQLITE_INDEX_ENTRIES_PER_ROW = { checkpoints: 5, checkpoint_threads: 3 };
 
 interface Opened {
   saver: DrizzleSaver;
   indexes(): Promise<Record<string, number>>;
-  /** SQLite: entries in the checkpoints table's indexes per checkpoint row. */
-  indexEntriesPerCheckpoint?(): number;
+  /** SQLite: entries in a table's indexes per row. */
+  indexEntriesPerRow?(table: string): number;
   close(): Promise<void>;
 }
 
@@ -88,13 +90,13 @@ async function open(dialect: DialectName, logQuery: (query: string) => void): Pr
     return {
       saver: new DrizzleSaver(drizzleSqlite(sqlite, { logger })),
       indexes: async () => Object.fromEntries(Object.keys(INDEXES.sqlite).map((table) => [table, count(table)])),
-      indexEntriesPerCheckpoint: () => {
-        const names = (sqlite.pragma("index_list(checkpoints)") as { name: string }[]).map((index) => index.name);
+      indexEntriesPerRow: (table) => {
+        const names = (sqlite.pragma(`index_list(${table})`) as { name: string }[]).map((index) => index.name);
         const cells = sqlite.prepare(
           "select coalesce(sum(ncell), 0) as n from dbstat where name = ? and pagetype = 'leaf'",
         );
         const entries = names.reduce((sum, name) => sum + Number((cells.get(name) as { n: number }).n), 0);
-        const { rows } = sqlite.prepare("select count(*) as rows from checkpoints").get() as { rows: number };
+        const { rows } = sqlite.prepare(`select count(*) as rows from ${table}`).get() as { rows: number };
         return entries / rows;
       },
       close: async () => {
@@ -190,8 +192,10 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("%s: what each call cost
       const indexes = await opened.indexes();
       for (const [table, count] of Object.entries(INDEXES[dialect]))
         expect([table, indexes[table]]).toEqual([table, count]);
-      if (opened.indexEntriesPerCheckpoint) {
-        expect(opened.indexEntriesPerCheckpoint()).toBe(SQLITE_INDEX_ENTRIES_PER_LOOP_CHECKPOINT);
+      const { indexEntriesPerRow } = opened;
+      if (indexEntriesPerRow) {
+        const perRow = Object.keys(SQLITE_INDEX_ENTRIES_PER_ROW).map((table) => [table, indexEntriesPerRow(table)]);
+        expect(Object.fromEntries(perRow)).toEqual(SQLITE_INDEX_ENTRIES_PER_ROW);
       }
     } finally {
       await saver.close();
