@@ -8,7 +8,7 @@ import { Annotation, END, type LangGraphRunnableConfig, START, StateGraph } from
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DrizzleSaver, DrizzleStore } from "../../src/index.js";
 import { TEST_ENCRYPTION } from "../encryption/keys.js";
-import { DIALECTS, freshDatabaseUrl } from "../helpers/databases.js";
+import { DIALECTS, type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
 import { rawQuery } from "../helpers/raw.js";
 
 const State = Annotation.Root({
@@ -35,7 +35,7 @@ function buildGraph(checkpointer: DrizzleSaver, store: DrizzleStore) {
     .compile({ checkpointer, store });
 }
 
-const CASES = DIALECTS.flatMap((dialect) => [
+const CASES: [DialectName, string][] = DIALECTS.flatMap((dialect): [DialectName, string][] => [
   [dialect, "in the clear"],
   [dialect, "encrypted"],
 ]);

@@ -21,6 +21,7 @@ import { Migrations } from "../migrations/migrate.js";
 import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
 import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
 import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
+import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
 import { ItemSealing } from "./sealed-items.js";
 import {
   candidatesStatement,
@@ -44,7 +45,14 @@ import {
   type StoreIndexOptions,
 } from "./vectors.js";
 
-export type { DrizzleStoreOptions, EmbedFunction, StoreFromUrlOptions, StoreIndexOptions, StoreTtlOptions };
+export type {
+  DrizzleStoreOptions,
+  EmbedFunction,
+  StoreFromUrlOptions,
+  StoreIndexOptions,
+  StoreTtlOptions,
+  ValueCounts as StoreEncryptionStatus,
+};
 
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
@@ -291,6 +299,23 @@ export class DrizzleStore extends BaseStore {
     const { limit = 10, offset = 0, ...rest } = options;
     const [items] = await this.batch([{ namespacePrefix, limit, offset, ...rest }]);
     return items;
+  }
+
+  /**
+   * Re-seals under the active key every item sealed with another key or stored in the
+   * clear, in batches (default 200), resumable and safe beside running writers; returns
+   * how many. The saver's `rekey` does the same for the store's table beside its own;
+   * this is for a table of the application's (`tables`).
+   */
+  async rekey(options: { batchSize?: number; onProgress?: (items: number) => void } = {}): Promise<number> {
+    const { sealer } = this.sealing;
+    if (!sealer) throw new InvalidInputError("rekey: the store has no encryption option");
+    return rekeyItems(this.store, sealer, options.batchSize ?? 200, options.onProgress ?? (() => {}));
+  }
+
+  /** How many items each key id seals and how many are in the clear. */
+  async encryptionStatus(): Promise<ValueCounts> {
+    return itemsEncryptionStatus(this.store);
   }
 
   /** Removes the expired items; returns how many. */
