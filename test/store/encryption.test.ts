@@ -212,6 +212,34 @@ describe.each(DIALECTS)("store encryption at rest on %s", (dialect: DialectName)
     await raw.query("delete from store_items where ns_path = ?", ["rot"]);
   });
 
+  it("store.rekey beside a writer: every item ends under the new key and reads with it alone", async () => {
+    const rotated = await open({ encryption: BOTH });
+    const writer = await open({ encryption: BOTH });
+    for (let i = 0; i < 40; i++) await store.put(["rk", `n${i % 4}`], `k${i}`, { i, text: `RK ${i}` });
+    await open({}).then((plain) => plain.put(["rk", "plain"], "p", { i: -1 }));
+    const writes = (async () => {
+      for (let i = 0; i < 20; i++)
+        await writer.put(["rk", `n${(i * 2) % 4}`], `k${i * 2}`, { i: i * 2, text: "rewritten" });
+    })();
+    const seen: number[] = [];
+    const [done] = await Promise.all([rotated.rekey({ batchSize: 3, onProgress: (n) => seen.push(n) }), writes]);
+    expect(done).toBeGreaterThan(0);
+    expect(seen.length).toBeGreaterThan(3);
+    await rotated.rekey(); // what a racing writer left under the old key (none here: it writes with k2)
+    const rkStatus = await rotated.encryptionStatus();
+    expect(rkStatus.plaintext).toBe(0);
+    expect(Object.keys(rkStatus.keys)).toEqual(["k2"]);
+    const onlyNew = await open({ encryption: ONLY_K2 });
+    const items = await onlyNew.search(["rk"], { limit: 100 });
+    expect(items).toHaveLength(41);
+    const byKey = Object.fromEntries(items.map((item) => [`${item.namespace.join(".")}/${item.key}`, item.value]));
+    expect(byKey["rk.n0/k0"]).toEqual({ i: 0, text: "rewritten" });
+    expect(byKey["rk.n1/k1"]).toEqual({ i: 1, text: "RK 1" });
+    expect(byKey["rk.plain/p"]).toEqual({ i: -1 });
+    await raw.query("delete from store_items");
+    await store.put(["users", "u1"], "food", { text: "SECRET-TEA lover", since: 2021 });
+  });
+
   it("checks the option as the saver does", async () => {
     expect(
       () => new DrizzleStore(store as never, { encryption: { keys: { k1: KEY_1 }, activeKeyId: "k9" } }),
