@@ -125,6 +125,8 @@ describe.each(DIALECTS)("store encryption at rest on %s", (dialect: DialectName)
       await sealedStore.put(["f", "sealed"], `k${String(i).padStart(2, "0")}`, value);
       await plain.put(["f", "plain"], `k${String(i).padStart(2, "0")}`, value);
     }
+    expect(await sealedStore.encryptionStatus()).toMatchObject({ plaintext: 30 }); // the plain store's
+    expect(await valueText("f.sealed", "k00")).toMatch(/^"enc1\.k1:/);
     const filters: Record<string, unknown>[] = [
       {},
       { n: 3 },

@@ -199,6 +199,10 @@ describe.each(DIALECTS)("randomized store operations against a model, encrypted,
     const open = await freshStore(dialect, { clock: clock.now, encryption: TEST_ENCRYPTION });
     try {
       await run(open.store, clock, random(SEED + 1), new StoreModel());
+      // The filters ran on sealed values: nothing was stored in the clear.
+      const status = await open.store.encryptionStatus();
+      expect(status.plaintext).toBe(0);
+      expect(status.keys.k1).toBeGreaterThan(0);
     } finally {
       await open.close();
     }
