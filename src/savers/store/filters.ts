@@ -168,21 +168,23 @@ function inRange(actual: unknown, comparison: Exclude<Comparison, "=">, operand:
  * used when the values are sealed and SQL cannot read them.
  */
 export function matchesFilter(conditions: readonly FilterCondition[], value: Record<string, unknown>): boolean {
-  return conditions.every((condition) => {
-    const { key } = condition;
-    switch (condition.op) {
-      case "eq":
-        return equalsValue(value, key, condition.value);
-      case "ne":
-        return !equalsValue(value, key, condition.value);
-      case "in":
-        return condition.values.some((expected) => equalsValue(value, key, expected));
-      case "nin":
-        return !condition.values.some((expected) => equalsValue(value, key, expected));
-      case "exists":
-        return Object.hasOwn(value, key) === condition.present;
-      case "range":
-        return Object.hasOwn(value, key) && inRange(value[key], condition.comparison, condition.value);
-    }
-  });
+  return conditions.every((condition) => matchesCondition(condition, value));
+}
+
+function matchesCondition(condition: FilterCondition, value: Record<string, unknown>): boolean {
+  const { key } = condition;
+  switch (condition.op) {
+    case "eq":
+      return equalsValue(value, key, condition.value);
+    case "ne":
+      return !equalsValue(value, key, condition.value);
+    case "in":
+      return condition.values.some((expected) => equalsValue(value, key, expected));
+    case "nin":
+      return !condition.values.some((expected) => equalsValue(value, key, expected));
+    case "exists":
+      return Object.hasOwn(value, key) === condition.present;
+    case "range":
+      return Object.hasOwn(value, key) && inRange(value[key], condition.comparison, condition.value);
+  }
 }

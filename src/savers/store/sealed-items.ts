@@ -20,15 +20,15 @@ import { itemOf, textOf } from "./statements.js";
  * At least 16 characters, so the first 24 characters of a sealed value's JSON text name
  * its key id and nothing else (status groups by them).
  */
-export const STORE_ITEM_TYPE = "store-item/json+f32";
+const STORE_ITEM_TYPE = "store-item/json+f32";
 
 /** An item's place: a kind no checkpoint value has, the namespace path, the key. */
-export function itemPlace(path: string, key: string): Place {
+function itemPlace(path: string, key: string): Place {
   return ["store", path, key];
 }
 
 /** How a message names an item. */
-export function describeItem(path: string, key: string): string {
+function describeItem(path: string, key: string): string {
   return `the store item ${JSON.stringify(key)} in namespace ${JSON.stringify(decodePath(path))}`;
 }
 
@@ -36,7 +36,7 @@ export function describeItem(path: string, key: string): string {
  * The sealed text of a value column as a driver returns it (JSON text, or JSON parsed
  * into a string by mysql2); undefined for a plaintext value (a JSON object).
  */
-export function sealedText(value: unknown): string | undefined {
+function sealedText(value: unknown): string | undefined {
   if (value instanceof Uint8Array) return sealedText(textOf(value));
   if (typeof value !== "string") return undefined;
   if (isSealedType(value)) return value;
