@@ -13,7 +13,7 @@ import {
 } from "../../src/index.js";
 import { KEY_1, KEY_2 } from "../encryption/keys.js";
 import { DIALECTS, type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
-import { openRaw, type RawDatabase } from "../helpers/raw.js";
+import { dumpTable, openRaw, type RawDatabase } from "../helpers/raw.js";
 
 const ONLY_K1: EncryptionOptions = { keys: { k1: KEY_1 }, activeKeyId: "k1" };
 const BOTH: EncryptionOptions = { keys: { k1: KEY_1, k2: KEY_2 }, activeKeyId: "k2" };
@@ -22,19 +22,6 @@ const ONLY_K2: EncryptionOptions = { keys: { k2: KEY_2 }, activeKeyId: "k2" };
 const DIMS = 4;
 const count = (text: string, char: string) => text.toLowerCase().split(char).length - 1;
 const embed = async (texts: string[]) => texts.map((text) => [count(text, "a"), count(text, "o"), count(text, "w"), 1]);
-
-/** The store's table as text: every column of every row (bytes as UTF-8 and latin1). */
-async function dumpItems(raw: RawDatabase): Promise<string> {
-  let dump = "";
-  for (const row of await raw.query("select * from store_items")) {
-    for (const value of Object.values(row)) {
-      if (value instanceof Uint8Array)
-        dump += `${Buffer.from(value).toString("utf8")}|${Buffer.from(value).toString("latin1")}|`;
-      else dump += `${typeof value === "object" ? JSON.stringify(value) : String(value)}|`;
-    }
-  }
-  return dump;
-}
 
 describe.each(DIALECTS)("store encryption at rest on %s", (dialect: DialectName) => {
   let url: string;
@@ -85,7 +72,7 @@ describe.each(DIALECTS)("store encryption at rest on %s", (dialect: DialectName)
     await store.put(["users", "u1"], "food", { text: "SECRET-TEA lover", since: 2021 });
     await store.put(["users", "u1"], "pet", { text: "SECRET-CAT owner", since: 2024 });
     await store.put(["users", "u2"], "food", { text: "SECRET-COFFEE", since: 2019 }, false);
-    const dump = await dumpItems(raw);
+    const dump = await dumpTable(raw, "store_items");
     expect(dump).toContain("food"); // keys and namespaces are in the clear: the dump did read the rows
     expect(dump).not.toContain("SECRET");
     expect(dump).not.toContain("since");
