@@ -92,8 +92,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly sweeper: ThreadSweeper;
   private readonly sweepers = new SweeperRegistry();
   private readonly sealing: ValueSealing;
-  /** The store's table beside ours (the shipped migrations make both), covered by rekey and encryptionStatus. */
-  private readonly storeItems: StoreDialect | undefined;
+  /**
+   * The store's table beside ours (the shipped migrations make both), covered by rekey and
+   * encryptionStatus; resolved when they first need it. None with own tables or Spider.
+   */
+  private readonly storeItems: (() => StoreDialect) | undefined;
+  private resolvedStoreItems: StoreDialect | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -108,7 +112,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     this.sealing = new ValueSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
     this.storeItems =
       options.tables === undefined && options.spider === undefined
-        ? resolveStore(db, undefined, options.schema).store
+        ? () => resolveStore(db, undefined, options.schema).store
         : undefined;
     this.reader = new CheckpointReader(dialect, this.serde, templates, deltas, this.sealing);
     const excluded = options.excludeMetadataKeys ?? [];
@@ -286,7 +290,9 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   private async storeTable(): Promise<StoreDialect | undefined> {
-    return this.storeItems && (await hasItemsTable(this.storeItems)) ? this.storeItems : undefined;
+    if (!this.storeItems) return undefined;
+    this.resolvedStoreItems ??= this.storeItems();
+    return (await hasItemsTable(this.resolvedStoreItems)) ? this.resolvedStoreItems : undefined;
   }
 
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
