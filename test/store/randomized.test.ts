@@ -2,12 +2,12 @@
  * Several hundred seeded random operations (put, delete, get, filtered search,
  * listNamespaces, batches mixing them) over namespaces with hostile labels, checked
  * against the reference model (model.ts) on every dialect and driver; and on each
- * dialect with encryption on, where filters run in the process instead of in SQL.
+ * target again with encryption on, where filters run in the process instead of in SQL.
  */
 import { describe, expect, it } from "vitest";
 import type { DrizzleStore } from "../../src/index.js";
 import { TEST_ENCRYPTION } from "../encryption/keys.js";
-import { DIALECTS, freshStore, manualClock, TARGETS } from "../helpers/stores.js";
+import { freshStore, manualClock, TARGETS } from "../helpers/stores.js";
 import { StoreModel } from "./model.js";
 
 /** mulberry32: a small seeded generator, so a failure replays exactly. */
@@ -193,10 +193,10 @@ describe.each(TARGETS)("randomized store operations against a model on %s", (tar
   });
 });
 
-describe.each(DIALECTS)("randomized store operations against a model, encrypted, on %s", (dialect) => {
+describe.each(TARGETS)("randomized store operations against a model, encrypted, on %s", (target) => {
   it(`agrees with the model over ${OPERATIONS} seeded operations`, { timeout: 300_000 }, async () => {
     const clock = manualClock();
-    const open = await freshStore(dialect, { clock: clock.now, encryption: TEST_ENCRYPTION });
+    const open = await freshStore(target, { clock: clock.now, encryption: TEST_ENCRYPTION });
     try {
       await run(open.store, clock, random(SEED + 1), new StoreModel());
       // The filters ran on sealed values: nothing was stored in the clear.
