@@ -39,6 +39,7 @@ export {
   DrizzleStore,
   type DrizzleStoreOptions,
   type EmbedFunction,
+  type StoreEncryptionStatus,
   type StoreFromUrlOptions,
   type StoreIndexOptions,
   type StoreTtlOptions,

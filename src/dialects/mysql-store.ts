@@ -47,6 +47,7 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
     text: (value) => Buffer.from(value, "utf8"),
     json: (text) => sql`${text}`,
     valueOut: sql`${items.value}`,
+    valueText: sql`cast(cast(${items.value} as char) as binary)`,
     field,
     upsertColumns: written,
     upsert: (rows) =>

@@ -38,6 +38,7 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
     json: (text) => sql`cast(${text} as jsonb)`,
     // As text: drivers parse jsonb each their own way (or not at all).
     valueOut: sql`cast(${items.value} as text)`,
+    valueText: sql`cast(${items.value} as text) collate "C"`,
     field,
     upsertColumns: upsertColumns(columns),
     upsert: onConflictUpsert(columns),

@@ -43,6 +43,7 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
     text: (value) => value,
     json: (text) => sql`${text}`,
     valueOut: sql`${items.value}`,
+    valueText: sql`${items.value}`,
     field,
     upsertColumns: upsertColumns(columns),
     upsert: onConflictUpsert(columns),

@@ -55,6 +55,11 @@ export interface StoreDialect {
   json(text: string): SQL;
   /** The value column as the driver returns it: JSON text, or a parsed object. */
   readonly valueOut: SQL;
+  /**
+   * The value column as its JSON text, compared as bytes (a parameter through `text`):
+   * rekey and status find sealed values by its first characters.
+   */
+  readonly valueText: SQL;
   /** A top-level member of the value column, by its key (any string). */
   field(key: string): ValueField;
   /**

@@ -15,18 +15,20 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect, TableStats } from "../dialects/dialect.js";
+import type { StoreDialect } from "../dialects/store-dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { Sealer } from "../serde/sealing.js";
 import { SpiderMigrations } from "../spider/migrations.js";
 import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
-import { resolve, type SupportedDatabase } from "../wiring/registry.js";
+import { resolve, resolveStore, type SupportedDatabase } from "../wiring/registry.js";
 import { findMigrationsFolder } from "./migrations/folder.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrations/migrate.js";
 import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
 import { DeltaChannelWalk } from "./read/history.js";
 import { CheckpointReader } from "./read/read.js";
+import { hasItemsTable } from "./store/rekey-items.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./threads/lifecycle.js";
 import {
   type RetentionPolicy,
@@ -90,6 +92,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private readonly sweeper: ThreadSweeper;
   private readonly sweepers = new SweeperRegistry();
   private readonly sealing: ValueSealing;
+  /**
+   * The store's table beside ours (the shipped migrations make both), covered by rekey and
+   * encryptionStatus; resolved when they first need it. None with own tables or Spider.
+   */
+  private readonly storeItems: (() => StoreDialect) | undefined;
+  private resolvedStoreItems: StoreDialect | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
@@ -102,6 +110,10 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     }
     const deltas = new DeltaCache(remembered);
     this.sealing = new ValueSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
+    this.storeItems =
+      options.tables === undefined && options.spider === undefined
+        ? () => resolveStore(db, undefined, options.schema).store
+        : undefined;
     this.reader = new CheckpointReader(dialect, this.serde, templates, deltas, this.sealing);
     const excluded = options.excludeMetadataKeys ?? [];
     if (!Array.isArray(excluded) || excluded.some((key) => typeof key !== "string")) {
@@ -262,18 +274,25 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   /**
    * Re-seals under the active key every channel value and pending write sealed with
-   * another key or stored in the clear (docs/encryption.md), in batches, each one atomic
-   * unit; safe beside running writers and resumable. Needs the `encryption` option.
+   * another key or stored in the clear (docs/encryption.md), then the store's items
+   * (`DrizzleStore`'s table beside the saver's), in batches, each one atomic unit; safe
+   * beside running writers and resumable. Needs the `encryption` option.
    */
   async rekey(options: RekeyOptions = {}): Promise<RekeyProgress> {
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the saver has no encryption option");
-    return rekey(this.dialect, sealer, options);
+    return rekey(this.dialect, sealer, options, await this.storeTable());
   }
 
-  /** How many stored values each key id seals and how many are in the clear. */
+  /** How many stored values each key id seals and how many are in the clear; the store's items apart. */
   async encryptionStatus(): Promise<EncryptionStatus> {
-    return encryptionStatus(this.dialect);
+    return encryptionStatus(this.dialect, await this.storeTable());
+  }
+
+  private async storeTable(): Promise<StoreDialect | undefined> {
+    if (!this.storeItems) return undefined;
+    this.resolvedStoreItems ??= this.storeItems();
+    return (await hasItemsTable(this.resolvedStoreItems)) ? this.resolvedStoreItems : undefined;
   }
 
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {

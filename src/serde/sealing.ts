@@ -161,7 +161,7 @@ export class Sealer {
     if (!key) {
       throw new MissingKeyError(
         sealed.keyId,
-        `${where} is sealed with key "${sealed.keyId}", which this saver does not have`,
+        `${where} is sealed with key "${sealed.keyId}", which is not among the keys given`,
       );
     }
     if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where);
@@ -185,7 +185,7 @@ export class Sealer {
 
   private tampered(where: string, cause?: unknown): DecryptionError {
     return new DecryptionError(
-      `${where} fails its integrity check: it was changed, or copied from another thread, channel or checkpoint`,
+      `${where} fails its integrity check: it was changed, or copied from another place (thread, channel, checkpoint, store namespace or key)`,
       { cause },
     );
   }

@@ -3,7 +3,7 @@ import { type ChannelVersions, type Checkpoint, JsonPlusSerializer, uuid6 } from
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecryptionError, DrizzleSaver, type EncryptionOptions, MissingKeyError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
-import { openRaw, type RawDatabase, type RawRow } from "../helpers/raw.js";
+import { dumpTable, openRaw, type RawDatabase, type RawRow } from "../helpers/raw.js";
 import { KEY_1, KEY_2 } from "./keys.js";
 
 /**
@@ -54,15 +54,7 @@ async function dumpAll(raw: RawDatabase): Promise<string> {
           ).map((r) => r.t ?? r.TABLE_NAME);
   expect(tables.length).toBeGreaterThan(3);
   let dump = "";
-  for (const table of tables) {
-    for (const row of await raw.query(`select * from ${raw.id(String(table))}`)) {
-      for (const value of Object.values(row)) {
-        if (value instanceof Uint8Array)
-          dump += `${Buffer.from(value).toString("utf8")}|${Buffer.from(value).toString("latin1")}|`;
-        else dump += `${typeof value === "object" ? JSON.stringify(value) : String(value)}|`;
-      }
-    }
-  }
+  for (const table of tables) dump += await dumpTable(raw, String(table));
   return dump;
 }
 

@@ -2,15 +2,15 @@ import { spawn } from "node:child_process";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type ChannelVersions, type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DecryptionError, DrizzleSaver, type EncryptionOptions } from "../../src/index.js";
+import { DecryptionError, DrizzleSaver, DrizzleStore, type EncryptionOptions } from "../../src/index.js";
 import { BIN, cli, cliEnv, ensureBuilt } from "../cli/helpers.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { KEY_1, KEY_2 } from "./keys.js";
 
 /**
  * Rotation: `rekey` (the saver's method and the command) re-seals every value under the
- * active key and seals plaintext rows; after it a saver holding only the new key reads
- * everything, also when a first run was killed half-way.
+ * active key and seals plaintext rows, the store's items too; after it a saver and a store
+ * holding only the new key read everything, also when a first run was killed half-way.
  */
 const ONLY_K1: EncryptionOptions = { keys: { k1: KEY_1 }, activeKeyId: "k1" };
 const BOTH: EncryptionOptions = { keys: { k1: KEY_1, k2: KEY_2 }, activeKeyId: "k2" };
@@ -47,6 +47,10 @@ async function fill(saver: DrizzleSaver, prefix: string, threads: number, steps:
   }
 }
 
+/** A 2-dimension embedding that tells the notes apart: their last digit and whether plain. */
+const vectors = async (texts: string[]) =>
+  texts.map((text) => [Number(text.at(-1)) + 1, text.includes("plain") ? 5 : 0]);
+
 /** Every checkpoint of every thread, values and writes, as plain data. */
 type Row = [Record<string, unknown> | undefined, unknown, unknown];
 
@@ -68,13 +72,27 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
     const plain = await DrizzleSaver.fromUrl(url);
     const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
     const onlyNew = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K2 });
+    const stores = {
+      old: await DrizzleStore.fromUrl(url, {
+        encryption: ONLY_K1,
+        index: { dims: 2, embed: vectors, fields: ["text"] },
+      }),
+      plain: await DrizzleStore.fromUrl(url, { index: { dims: 2, embed: vectors, fields: ["text"] } }),
+      onlyNew: await DrizzleStore.fromUrl(url, {
+        encryption: ONLY_K2,
+        index: { dims: 2, embed: vectors, fields: ["text"] },
+      }),
+    };
     try {
       await fill(old, "sealed", 2, 3);
       await fill(plain, "plain", 1, 2);
       await fill(rotated, "new", 1, 2);
+      for (let i = 0; i < 5; i++) await stores.old.put(["memories", `u${i}`], "note", { text: `sealed note ${i}`, i });
+      for (let i = 0; i < 3; i++) await stores.plain.put(["memories", `p${i}`], "note", { text: `plain note ${i}`, i });
       const before = await rotated.encryptionStatus();
       // 2 x 3 x 2 values + 2 x 3 writes under k1; 1 x 2 x 2 + 2 in the clear and under k2.
-      expect(before).toEqual({ keys: { k1: 18, k2: 6 }, plaintext: 6 });
+      expect(before).toEqual({ keys: { k1: 18, k2: 6 }, plaintext: 6, store: { keys: { k1: 5 }, plaintext: 3 } });
+      await expect(stores.onlyNew.search(["memories"])).rejects.toThrow(DecryptionError);
       const migrating = await DrizzleSaver.fromUrl(url, { encryption: { ...BOTH, allowPlaintext: true } });
       const want = await everything(migrating);
       await migrating.close();
@@ -83,15 +101,32 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
       await expect(everything(onlyNew)).rejects.toThrow(DecryptionError);
 
       const seen: number[] = [];
-      const done = await rotated.rekey({ batchSize: 4, onProgress: (p) => seen.push(p.values + p.writes) });
-      expect(done).toEqual({ values: 16, writes: 8 });
-      expect(seen.length).toBeGreaterThan(3);
-      expect(await rotated.encryptionStatus()).toEqual({ keys: { k2: 30 }, plaintext: 0 });
+      const done = await rotated.rekey({
+        batchSize: 4,
+        onProgress: (p) => seen.push(p.values + p.writes + p.storeItems),
+      });
+      expect(done).toEqual({ values: 16, writes: 8, storeItems: 8 });
+      expect(seen.length).toBeGreaterThan(5);
+      expect(await rotated.encryptionStatus()).toEqual({
+        keys: { k2: 30 },
+        plaintext: 0,
+        store: { keys: { k2: 8 }, plaintext: 0 },
+      });
       expect(await everything(onlyNew)).toEqual(want);
+      const items = await stores.onlyNew.search(["memories"], { filter: { i: { $lt: 2 } }, limit: 20 });
+      expect(items.map((item) => item.value).sort((a, b) => String(a.text).localeCompare(String(b.text)))).toEqual([
+        { text: "plain note 0", i: 0 },
+        { text: "plain note 1", i: 1 },
+        { text: "sealed note 0", i: 0 },
+        { text: "sealed note 1", i: 1 },
+      ]);
+      // The vectors were re-sealed with their values: a query still ranks by them.
+      const [best] = await stores.onlyNew.search(["memories"], { query: "plain note 2", limit: 1 });
+      expect(best.value.text).toBe("plain note 2");
       // Run again: nothing left to do.
-      expect(await rotated.rekey()).toEqual({ values: 0, writes: 0 });
+      expect(await rotated.rekey()).toEqual({ values: 0, writes: 0, storeItems: 0 });
     } finally {
-      for (const s of [old, plain, rotated, onlyNew]) await s.close();
+      for (const s of [old, plain, rotated, onlyNew, ...Object.values(stores)]) await s.close();
     }
   });
 
@@ -105,7 +140,11 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
       const want = await everything(rotated);
       // The writer adds threads while rekey walks the tables in small batches.
       await Promise.all([rotated.rekey({ batchSize: 2 }), fill(writer, "during", 3, 4)]);
-      expect(await rotated.encryptionStatus()).toEqual({ keys: { k2: 7 * 4 * 3 }, plaintext: 0 });
+      expect(await rotated.encryptionStatus()).toEqual({
+        keys: { k2: 7 * 4 * 3 },
+        plaintext: 0,
+        store: { keys: {}, plaintext: 0 },
+      });
       const all = await everything(onlyNew);
       expect(all).toHaveLength(7 * 4);
       // The threads there before read as they were.

@@ -1,12 +1,15 @@
 /**
  * A real LangGraph graph with our saver and our store on one database: a memory written
  * by a node in one thread is read by a node in another (through LangGraph's batched
- * store wrapper, `config.store`), and is in the store afterwards.
+ * store wrapper, `config.store`), and is in the store afterwards; the same with both
+ * encrypting, where the table holds none of it.
  */
 import { Annotation, END, type LangGraphRunnableConfig, START, StateGraph } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DrizzleSaver, DrizzleStore } from "../../src/index.js";
-import { DIALECTS, freshDatabaseUrl } from "../helpers/databases.js";
+import { TEST_ENCRYPTION } from "../encryption/keys.js";
+import { DIALECTS, type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
+import { rawQuery } from "../helpers/raw.js";
 
 const State = Annotation.Root({
   user: Annotation<string>,
@@ -32,13 +35,20 @@ function buildGraph(checkpointer: DrizzleSaver, store: DrizzleStore) {
     .compile({ checkpointer, store });
 }
 
-describe.each(DIALECTS)("a graph with the store across two threads on %s", (dialect) => {
+const CASES: [DialectName, string][] = DIALECTS.flatMap((dialect): [DialectName, string][] => [
+  [dialect, "in the clear"],
+  [dialect, "encrypted"],
+]);
+
+describe.each(CASES)("a graph with the store across two threads on %s, %s", (dialect, mode) => {
   let saver: DrizzleSaver;
   let store: DrizzleStore;
+  let url: string;
+  const encryption = mode === "encrypted" ? TEST_ENCRYPTION : undefined;
   beforeAll(async () => {
-    const url = await freshDatabaseUrl(dialect);
-    saver = await DrizzleSaver.fromUrl(url);
-    store = await DrizzleStore.fromUrl(url);
+    url = await freshDatabaseUrl(dialect);
+    saver = await DrizzleSaver.fromUrl(url, { encryption });
+    store = await DrizzleStore.fromUrl(url, { encryption });
     await store.setup();
   });
   afterAll(async () => {
@@ -57,5 +67,8 @@ describe.each(DIALECTS)("a graph with the store across two threads on %s", (dial
     // Each thread's state is the saver's, apart from the store.
     expect((await graph.getState(first)).values.said).toBe("my name is Ada");
     expect((await graph.getState(second)).values.user).toBe("u2");
+    const rows = await rawQuery(dialect, url, "select * from store_items");
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows).includes("Ada")).toBe(encryption === undefined);
   });
 });

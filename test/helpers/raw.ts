@@ -74,6 +74,19 @@ export async function openRaw(dialect: DialectName, url: string, options: RawOpt
   };
 }
 
+/** Every column of every row of a table as text (bytes both as UTF-8 and as latin1, so no encoding hides a match). */
+export async function dumpTable(raw: RawDatabase, table: string): Promise<string> {
+  let dump = "";
+  for (const row of await raw.query(`select * from ${raw.id(table)}`)) {
+    for (const value of Object.values(row)) {
+      if (value instanceof Uint8Array)
+        dump += `${Buffer.from(value).toString("utf8")}|${Buffer.from(value).toString("latin1")}|`;
+      else dump += `${typeof value === "object" ? JSON.stringify(value) : String(value)}|`;
+    }
+  }
+  return dump;
+}
+
 /** One statement on a connection of its own, closed after it. */
 export async function rawQuery(dialect: DialectName, url: string, statement: string): Promise<RawRow[]> {
   const raw = await openRaw(dialect, url);

@@ -23,17 +23,20 @@ async function rekey(url: string, options: RekeyCommandOptions, out: Output): Pr
   await withSaver(url, { requireSchema: true, layout: options.layout, io: out.io }, async (saver) => {
     const done = await saver.rekey({
       batchSize: options.batchSize,
-      onProgress: ({ values, writes }) => {
-        if (options.progress !== false) out.warn(`rekey: ${values} values, ${writes} writes re-sealed`);
+      onProgress: ({ values, writes, storeItems }) => {
+        if (options.progress !== false) {
+          out.warn(`rekey: ${values} values, ${writes} writes, ${storeItems} store items re-sealed`);
+        }
       },
     });
     const status = await saver.encryptionStatus();
     if (options.json) await out.json({ activeKeyId: encryption.activeKeyId, resealed: done, ...status });
     else {
       await out.line(
-        `re-sealed ${done.values} values and ${done.writes} pending writes under key "${encryption.activeKeyId}"`,
+        `re-sealed ${done.values} values, ${done.writes} pending writes and ${done.storeItems} store items under key "${encryption.activeKeyId}"`,
       );
       await out.line(`now     ${describeStatus(status)}`);
+      if (status.store) await out.line(`store   ${describeStatus(status.store)}`);
     }
   });
 }
@@ -57,7 +60,7 @@ export function registerEncryptionCommands({ out, tableCommand, progressOptions,
   progressOptions(
     tableCommand(
       "rekey",
-      `re-seal every stored value and pending write under the active key, and seal plaintext rows (keys from ${KEYS_ENV}="id:base64,..." and ${ACTIVE_KEY_ENV}; resumable, safe beside running writers)`,
+      `re-seal every stored value, pending write and store item under the active key, and seal plaintext rows (keys from ${KEYS_ENV}="id:base64,..." and ${ACTIVE_KEY_ENV}; resumable, safe beside running writers)`,
     ).option("--batch-size <n>", "rows per batch, each one transaction (default 200)", parsePositive),
   ).action(async (options: RekeyCommandOptions & { url?: string }) => {
     const { url, layout } = target(options);

@@ -52,6 +52,7 @@ export async function status(url: string, options: StatusOptions, out: Output): 
         await printTableStats(out, tables);
         // Values per key id (rekey moves them to the active key) and in the clear.
         if (encryption) await out.line(`\nsealed values  ${describeStatus(encryption)}`);
+        if (encryption?.store) await out.line(`store items    ${describeStatus(encryption.store)}`);
       }
     }
     if (options.check && pending.length > 0) {

@@ -1,7 +1,8 @@
 /**
  * The `store ls|get|search|sweep` commands: the store's namespaces, one item, a filtered
  * search, and removing expired items. Reads never renew a ttl (refreshTtl: false).
- * Namespaces are written as their labels joined by "." (which no label contains).
+ * Namespaces are written as their labels joined by "." (which no label contains). Sealed
+ * items open with the keys from the environment (cli/keys.ts), as the other commands do.
  */
 import { existsSync } from "node:fs";
 import type { Item } from "@langchain/langgraph-checkpoint";
@@ -9,6 +10,7 @@ import type { Command } from "commander";
 import { DrizzleStore } from "../../index.js";
 import { openFailure, sqlitePath } from "../database.js";
 import { CliError } from "../errors.js";
+import { encryptionFromEnv } from "../keys.js";
 import { type Filter, parseCount, parseFilter, parsePositive } from "../options.js";
 import { cell, type Output, printTable } from "../output.js";
 
@@ -35,7 +37,11 @@ async function withStore<T>(options: StoreCommandOptions, run: (store: DrizzleSt
   }
   let store: DrizzleStore;
   try {
-    store = await DrizzleStore.fromUrl(options.url, options.schema ? { schema: options.schema } : {});
+    const encryption = encryptionFromEnv();
+    store = await DrizzleStore.fromUrl(options.url, {
+      ...(options.schema ? { schema: options.schema } : {}),
+      ...(encryption ? { encryption } : {}),
+    });
   } catch (error) {
     throw openFailure(error);
   }

@@ -1,18 +1,27 @@
 /**
- * A search's `filter` as one SQL predicate on the items table, so it applies before
- * LIMIT and OFFSET. Keys are top-level members of an item's value. Equality is typed
- * (1 never equals "1"); range operators compare numbers as numbers and strings by code
- * points; a missing member satisfies only `$ne`, `$nin` and `$exists: false`. Anything
- * else (an unknown operator, `$in` without an array, an object or array to compare) is
- * an InvalidInputError.
+ * A search's `filter`: checked once into conditions, then either one SQL predicate on the
+ * items table (so it applies before LIMIT and OFFSET) or, for sealed values that SQL cannot
+ * read, the same test on a value in the process (`matchesFilter`). Keys are top-level
+ * members of an item's value. Equality is typed (1 never equals "1"); range operators
+ * compare numbers as numbers and strings by code points; a missing member satisfies only
+ * `$ne`, `$nin` and `$exists: false`. Anything else (an unknown operator, `$in` without an
+ * array, an object or array to compare) is an InvalidInputError.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Comparison, StoreDialect, ValueField } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
+import { comparePaths } from "./namespaces.js";
 
 type Scalar = string | number | boolean | null;
 
-const RANGES: Record<string, Comparison> = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" };
+/** One checked condition on one member: every condition of a filter must hold. */
+export type FilterCondition =
+  | { key: string; op: "eq" | "ne"; value: Scalar }
+  | { key: string; op: "in" | "nin"; values: Scalar[] }
+  | { key: string; op: "exists"; present: boolean }
+  | { key: string; op: "range"; comparison: Exclude<Comparison, "=">; value: string | number };
+
+const RANGES: Record<string, Exclude<Comparison, "=">> = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" };
 
 const FALSE = sql`(1 = 0)`;
 
@@ -31,42 +40,26 @@ function scalar(value: unknown, where: string): Scalar {
   );
 }
 
-/** True when the member equals `value` (same JSON type); never NULL. */
-function equals(field: ValueField, value: Scalar): SQL {
-  let test: SQL;
-  if (value === null) test = field.is("null");
-  else if (typeof value === "string") test = field.text("=", value);
-  else if (typeof value === "number") test = field.number("=", value);
-  else test = field.boolean(value);
-  return sql`coalesce(${test}, ${FALSE})`;
-}
-
-function anyOf(field: ValueField, values: unknown, where: string): SQL {
+function scalars(values: unknown, where: string): Scalar[] {
   if (!Array.isArray(values))
     throw new InvalidInputError(`filter ${where}: expects an array, got ${describeValue(values)}`);
-  if (values.length === 0) return FALSE;
-  return sql`(${sql.join(
-    values.map((value) => equals(field, scalar(value, where))),
-    sql` or `,
-  )})`;
+  return values.map((value) => scalar(value, where));
 }
 
-function operator(field: ValueField, name: string, operand: unknown, key: string): SQL {
+function parseOperator(key: string, name: string, operand: unknown): FilterCondition {
   const where = `"${key}" ${name}`;
   switch (name) {
     case "$eq":
-      return equals(field, scalar(operand, where));
     case "$ne":
-      return sql`not ${equals(field, scalar(operand, where))}`;
+      return { key, op: name === "$eq" ? "eq" : "ne", value: scalar(operand, where) };
     case "$in":
-      return anyOf(field, operand, where);
     case "$nin":
-      return sql`not ${anyOf(field, operand, where)}`;
+      return { key, op: name === "$in" ? "in" : "nin", values: scalars(operand, where) };
     case "$exists":
       if (typeof operand !== "boolean") {
         throw new InvalidInputError(`filter ${where}: expects true or false, got ${describeValue(operand)}`);
       }
-      return operand ? field.exists() : sql`not ${field.exists()}`;
+      return { key, op: "exists", present: operand };
   }
   const comparison = RANGES[name];
   if (!comparison) {
@@ -75,18 +68,18 @@ function operator(field: ValueField, name: string, operand: unknown, key: string
     );
   }
   const value = scalar(operand, where);
-  if (typeof value === "number") return sql`coalesce(${field.number(comparison, value)}, ${FALSE})`;
-  if (typeof value === "string") return sql`coalesce(${field.text(comparison, value)}, ${FALSE})`;
-  throw new InvalidInputError(`filter ${where}: compares numbers or strings, got ${describeValue(value)}`);
+  if (typeof value !== "number" && typeof value !== "string") {
+    throw new InvalidInputError(`filter ${where}: compares numbers or strings, got ${describeValue(value)}`);
+  }
+  return { key, op: "range", comparison, value };
 }
 
-/** The predicates of `filter`, all of which an item must satisfy (none for an empty filter). */
-export function filterPredicates(store: StoreDialect, filter: unknown): SQL[] {
+/** The conditions of `filter`, checked (none for an empty filter); throws InvalidInputError. */
+export function parseFilter(filter: unknown): FilterCondition[] {
   if (filter === undefined || filter === null) return [];
   if (!isPlainObject(filter)) throw new InvalidInputError(`filter must be an object, got ${describeValue(filter)}`);
-  const predicates: SQL[] = [];
+  const conditions: FilterCondition[] = [];
   for (const [key, condition] of Object.entries(filter)) {
-    const field = store.field(key);
     if (isPlainObject(condition)) {
       const names = Object.keys(condition);
       if (names.length === 0 || !names.every((name) => name.startsWith("$"))) {
@@ -94,10 +87,104 @@ export function filterPredicates(store: StoreDialect, filter: unknown): SQL[] {
           `filter "${key}": an object is either operators ($eq, $gt, ...) or a value to compare, and values to compare must be strings, numbers, booleans or null`,
         );
       }
-      for (const name of names) predicates.push(operator(field, name, condition[name], key));
+      for (const name of names) conditions.push(parseOperator(key, name, condition[name]));
     } else {
-      predicates.push(equals(field, scalar(condition, `"${key}"`)));
+      conditions.push({ key, op: "eq", value: scalar(condition, `"${key}"`) });
     }
   }
-  return predicates;
+  return conditions;
+}
+
+/** True when the member equals `value` (same JSON type); never NULL. */
+function equalsSql(field: ValueField, value: Scalar): SQL {
+  let test: SQL;
+  if (value === null) test = field.is("null");
+  else if (typeof value === "string") test = field.text("=", value);
+  else if (typeof value === "number") test = field.number("=", value);
+  else test = field.boolean(value);
+  return sql`coalesce(${test}, ${FALSE})`;
+}
+
+function anyOfSql(field: ValueField, values: Scalar[]): SQL {
+  if (values.length === 0) return FALSE;
+  return sql`(${sql.join(
+    values.map((value) => equalsSql(field, value)),
+    sql` or `,
+  )})`;
+}
+
+function conditionSql(store: StoreDialect, condition: FilterCondition): SQL {
+  const field = store.field(condition.key);
+  switch (condition.op) {
+    case "eq":
+      return equalsSql(field, condition.value);
+    case "ne":
+      return sql`not ${equalsSql(field, condition.value)}`;
+    case "in":
+      return anyOfSql(field, condition.values);
+    case "nin":
+      return sql`not ${anyOfSql(field, condition.values)}`;
+    case "exists":
+      return condition.present ? field.exists() : sql`not ${field.exists()}`;
+    case "range": {
+      const { comparison, value } = condition;
+      const test = typeof value === "number" ? field.number(comparison, value) : field.text(comparison, value);
+      return sql`coalesce(${test}, ${FALSE})`;
+    }
+  }
+}
+
+/** The predicates of `filter`, all of which an item must satisfy (none for an empty filter). */
+export function filterPredicates(store: StoreDialect, filter: unknown): SQL[] {
+  return parseFilter(filter).map((condition) => conditionSql(store, condition));
+}
+
+/** The member is present with the type and value of `value` (numbers as doubles, as SQL compares them). */
+function equalsValue(value: Record<string, unknown>, key: string, expected: Scalar): boolean {
+  if (!Object.hasOwn(value, key)) return false;
+  const actual = value[key];
+  return actual === expected && typeof actual === typeof expected;
+}
+
+function inRange(actual: unknown, comparison: Exclude<Comparison, "=">, operand: string | number): boolean {
+  let order: number;
+  if (typeof operand === "number" && typeof actual === "number") order = actual - operand;
+  else if (typeof operand === "string" && typeof actual === "string") order = comparePaths(actual, operand);
+  else return false;
+  switch (comparison) {
+    case ">":
+      return order > 0;
+    case ">=":
+      return order >= 0;
+    case "<":
+      return order < 0;
+    case "<=":
+      return order <= 0;
+  }
+}
+
+/**
+ * Whether a value satisfies every condition, with the semantics of {@link filterPredicates}:
+ * used when the values are sealed and SQL cannot read them.
+ */
+export function matchesFilter(conditions: readonly FilterCondition[], value: Record<string, unknown>): boolean {
+  return conditions.every((condition) => matchesCondition(condition, value));
+}
+
+function matchesCondition(condition: FilterCondition, value: Record<string, unknown>): boolean {
+  const { key } = condition;
+  switch (condition.op) {
+    case "eq":
+      return equalsValue(value, key, condition.value);
+    case "ne":
+      return !equalsValue(value, key, condition.value);
+    case "in":
+      return condition.values.some((expected) => equalsValue(value, key, expected));
+    case "nin":
+      return !condition.values.some((expected) => equalsValue(value, key, expected));
+    case "exists":
+      return Object.hasOwn(value, key) === condition.present;
+    case "range":
+      return Object.hasOwn(value, key) && inRange(value[key], condition.comparison, condition.value);
+  }
 }

@@ -1,4 +1,5 @@
 /** The options of `DrizzleStore` and of `DrizzleStore.fromUrl`. */
+import type { EncryptionOptions } from "../../serde/sealing.js";
 import type { UrlDriver } from "../../wiring/connect.js";
 import type { StoreTables } from "../../wiring/registry.js";
 import type { StoreIndexOptions } from "./vectors.js";
@@ -37,6 +38,12 @@ export interface DrizzleStoreOptions {
    * default. Processes sharing a store should have synchronised clocks.
    */
   clock?: () => number;
+  /**
+   * Encryption at rest, as the saver's option: `{ keys, activeKeyId, allowPlaintext? }`.
+   * Every item's value and embeddings are sealed for its namespace and key; filters then
+   * run in the process over the items under the search's prefix (docs/encryption.md).
+   */
+  encryption?: EncryptionOptions;
 }
 
 export interface StoreFromUrlOptions extends DrizzleStoreOptions {

@@ -40,9 +40,10 @@ export function getStatement(store: StoreDialect, plan: GetPlan, now: number): S
     where ${c.nsPath} = ${store.text(plan.path)} and ${c.key} = ${store.text(plan.key)} and ${live(store, now)}`;
 }
 
-/** The WHERE clause of a search: prefix, filter, not expired. */
-function searchWhere(store: StoreDialect, plan: SearchPlan, now: number): SQL {
-  return and([underPrefix(store, plan.prefix), live(store, now), ...filterPredicates(store, plan.filter)]);
+/** The WHERE clause of a search: prefix, not expired, and the filter unless it runs in the process. */
+function searchWhere(store: StoreDialect, plan: SearchPlan, now: number, filtered = true): SQL {
+  const filter = filtered ? filterPredicates(store, plan.filter) : [];
+  return and([underPrefix(store, plan.prefix), live(store, now), ...filter]);
 }
 
 /** A page of a search without a query: most recently updated first, then by namespace and key. */
@@ -52,10 +53,13 @@ export function searchStatement(store: StoreDialect, plan: SearchPlan, now: numb
     order by ${c.updatedAt} desc, ${c.nsPath}, ${c.key} limit ${plan.limit} offset ${plan.offset}`;
 }
 
-/** Every item the prefix and filter leave, with its embeddings, newest first: a query's candidates. */
-export function candidatesStatement(store: StoreDialect, plan: SearchPlan, now: number): SQL {
+/**
+ * Every item the prefix and filter leave, with its embeddings, newest first: a query's
+ * candidates. With `filtered` false the filter is left out: sealed values are filtered in the process.
+ */
+export function candidatesStatement(store: StoreDialect, plan: SearchPlan, now: number, filtered = true): SQL {
   const c = store.columns;
-  return sql`select ${itemColumns(store, true)} from ${c.table} where ${searchWhere(store, plan, now)}
+  return sql`select ${itemColumns(store, true)} from ${c.table} where ${searchWhere(store, plan, now, filtered)}
     order by ${c.updatedAt} desc, ${c.nsPath}, ${c.key}`;
 }
 

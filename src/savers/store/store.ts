@@ -12,14 +12,17 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../../errors.js";
-import type { Runner } from "../../sql/executor.js";
+import { Sealer } from "../../serde/sealing.js";
+import type { Row, Runner } from "../../sql/executor.js";
 import { connect } from "../../wiring/connect.js";
 import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
 import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
-import { type ListPlan, lastPuts, type Plan, planBatch } from "./operations.js";
+import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
 import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
+import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
+import { ItemSealing } from "./sealed-items.js";
 import {
   candidatesStatement,
   getStatement,
@@ -42,7 +45,14 @@ import {
   type StoreIndexOptions,
 } from "./vectors.js";
 
-export type { DrizzleStoreOptions, EmbedFunction, StoreFromUrlOptions, StoreIndexOptions, StoreTtlOptions };
+export type {
+  DrizzleStoreOptions,
+  EmbedFunction,
+  StoreFromUrlOptions,
+  StoreIndexOptions,
+  StoreTtlOptions,
+  ValueCounts as StoreEncryptionStatus,
+};
 
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
@@ -75,6 +85,7 @@ export class DrizzleStore extends BaseStore {
   private readonly ttl: StoreTtlOptions;
   private readonly clock: () => number;
   private readonly embedder: Embedder | undefined;
+  private readonly sealing: ItemSealing;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
@@ -86,6 +97,7 @@ export class DrizzleStore extends BaseStore {
     }
     this.clock = options.clock ?? Date.now;
     this.embedder = embedderOf(options.index);
+    this.sealing = new ItemSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
     this.migrations = new Migrations(resolved.dialect, {
       folder: findMigrationsFolder(resolved.migrations),
       ownTables: options.tables !== undefined,
@@ -149,9 +161,11 @@ export class DrizzleStore extends BaseStore {
     }
     const rows: PutRow[] = puts.map((plan, i) => {
       const ttl = plan.ttl === undefined ? (this.ttl.defaultTtl ?? null) : plan.ttl;
+      const [json, sealed] =
+        plan.json === null ? [null, null] : this.sealing.seal(plan.path, plan.key, plan.json, embeddings[i] ?? null);
       return {
-        plan,
-        embeddings: embeddings[i] ?? null,
+        plan: { ...plan, json },
+        embeddings: sealed,
         expiresAt: ttl === null ? null : now + Math.round(ttl * MINUTE_MS),
         ttlMinutes: ttl,
       };
@@ -190,12 +204,12 @@ export class DrizzleStore extends BaseStore {
       case "get": {
         const [row] = await runner.all(getStatement(this.store, plan, now));
         if (row && row.ttl_minutes !== null && this.refreshes(plan)) refresh.push({ path: plan.path, key: plan.key });
-        return row ? itemOf(row) : null;
+        return row ? itemOf(this.sealing.open(row)) : null;
       }
       case "search": {
         if (plan.limit === 0) return [];
         const vector = plan.query === undefined ? undefined : queries.get(plan.query);
-        let rows = await runner.all((vector ? candidatesStatement : searchStatement)(this.store, plan, now));
+        let rows = await this.searchRows(runner, plan, now, vector !== undefined);
         let items: SearchItem[];
         if (vector && this.embedder)
           ({ rows, items } = rankPage(rows, vector, this.embedder.dims, plan.offset, plan.limit));
@@ -210,6 +224,23 @@ export class DrizzleStore extends BaseStore {
       case "list":
         return this.runList(runner, plan, now);
     }
+  }
+
+  /**
+   * A search's rows: a page from SQL, or every candidate for a query. With encryption SQL
+   * cannot read the values: every item under the prefix is opened and filtered here,
+   * before the page is cut, so pages stay exact.
+   */
+  private async searchRows(runner: Runner, plan: SearchPlan, now: number, ranked: boolean): Promise<Row[]> {
+    if (!this.sealing.sealer) {
+      const rows = await runner.all((ranked ? candidatesStatement : searchStatement)(this.store, plan, now));
+      return rows.map((row) => this.sealing.open(row));
+    }
+    const rows = this.sealing.openMatching(
+      await runner.all(candidatesStatement(this.store, plan, now, false)),
+      plan.filter,
+    );
+    return ranked ? rows : rows.slice(plan.offset, plan.offset + plan.limit);
   }
 
   /**
@@ -268,6 +299,23 @@ export class DrizzleStore extends BaseStore {
     const { limit = 10, offset = 0, ...rest } = options;
     const [items] = await this.batch([{ namespacePrefix, limit, offset, ...rest }]);
     return items;
+  }
+
+  /**
+   * Re-seals under the active key every item sealed with another key or stored in the
+   * clear, in batches (default 200), resumable and safe beside running writers; returns
+   * how many. The saver's `rekey` does the same for the store's table beside its own;
+   * this is for a table of the application's (`tables`).
+   */
+  async rekey(options: { batchSize?: number; onProgress?: (items: number) => void } = {}): Promise<number> {
+    const { sealer } = this.sealing;
+    if (!sealer) throw new InvalidInputError("rekey: the store has no encryption option");
+    return rekeyItems(this.store, sealer, options.batchSize ?? 200, options.onProgress ?? (() => {}));
+  }
+
+  /** How many items each key id seals and how many are in the clear. */
+  async encryptionStatus(): Promise<ValueCounts> {
+    return itemsEncryptionStatus(this.store);
   }
 
   /** Removes the expired items; returns how many. */

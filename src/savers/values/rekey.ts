@@ -2,12 +2,14 @@
  * Re-sealing stored values: `rekey` re-seals every channel value and pending write that
  * is not under the active key (plaintext rows included) in batches, `copyResealing`
  * re-seals a copied thread's values for their new thread, and `encryptionStatus` counts
- * the stored values per key id.
+ * the stored values per key id; both also cover the store's items when given its table.
  */
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
+import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { type Place, parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
+import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "../store/rekey-items.js";
 import { blobPlace, chainText, writePlace } from "./sealed-values.js";
 import { as, asBytes } from "./values.js";
 
@@ -23,6 +25,8 @@ export interface RekeyProgress {
   values: number;
   /** Pending writes (checkpoint_writes rows) re-sealed so far. */
   writes: number;
+  /** Store items (store_items rows: value and embeddings) re-sealed so far. */
+  storeItems: number;
 }
 
 /** How many stored values each key id seals, and how many are in the clear. */
@@ -30,6 +34,11 @@ export interface EncryptionStatus {
   /** Key id -> channel values and pending writes sealed with it. */
   keys: Record<string, number>;
   plaintext: number;
+  /**
+   * The store's items (`DrizzleStore`), counted apart; absent when the saver does not
+   * cover the store's table (its own `tables`, Spider, or no store table yet).
+   */
+  store?: ValueCounts;
 }
 
 /** A table of sealed values: its key columns (in order), the columns its place needs, and the place. */
@@ -108,9 +117,14 @@ function sealedTables(dialect: Dialect): { values: SealedTable; writes: SealedTa
  * running writers and resumable: rows already under the active key are not read again.
  * A row that cannot be opened (a missing key, a changed row) stops it with that error.
  */
-export async function rekey(dialect: Dialect, sealer: Sealer, options: RekeyOptions = {}): Promise<RekeyProgress> {
+export async function rekey(
+  dialect: Dialect,
+  sealer: Sealer,
+  options: RekeyOptions = {},
+  store?: StoreDialect,
+): Promise<RekeyProgress> {
   const batchSize = options.batchSize ?? 200;
-  const progress: RekeyProgress = { values: 0, writes: 0 };
+  const progress: RekeyProgress = { values: 0, writes: 0, storeItems: 0 };
   const tables = sealedTables(dialect);
   for (const kind of ["values", "writes"] as const) {
     const table = tables[kind];
@@ -130,6 +144,12 @@ export async function rekey(dialect: Dialect, sealer: Sealer, options: RekeyOpti
       if (rows.length < batchSize) break;
       cursor = rows[rows.length - 1];
     }
+  }
+  if (store) {
+    await rekeyItems(store, sealer, batchSize, (done) => {
+      progress.storeItems = done;
+      options.onProgress?.({ ...progress });
+    });
   }
   return progress;
 }
@@ -201,7 +221,7 @@ function batchQuery(table: SealedTable, activeKeyId: string, cursor: Row | undef
 }
 
 /** Counts the stored values (channel values and pending writes, "empty" markers aside) per key id. */
-export async function encryptionStatus(dialect: Dialect): Promise<EncryptionStatus> {
+export async function encryptionStatus(dialect: Dialect, store?: StoreDialect): Promise<EncryptionStatus> {
   const status: EncryptionStatus = { keys: {}, plaintext: 0 };
   for (const table of Object.values(sealedTables(dialect))) {
     const rows = await dialect.query(
@@ -213,5 +233,6 @@ export async function encryptionStatus(dialect: Dialect): Promise<EncryptionStat
       else status.plaintext += Number(row.n);
     }
   }
+  if (store) status.store = await itemsEncryptionStatus(store);
   return status;
 }
