@@ -182,6 +182,11 @@ describe.each(DIALECTS)("store encryption at rest on %s", (dialect: DialectName)
     expect((await migrating.get(["legacy"], "old"))?.value).toEqual({ text: "OLD", n: 1 });
     expect((await migrating.search(["legacy"], { filter: { n: 1 } })).map((item) => item.key)).toEqual(["old"]);
     await expect(plain.get(["users", "u1"], "food")).rejects.toThrow(/sealed and this store has no encryption option/);
+    // A filter SQL would test on a sealed value (which it cannot read) fails too, rather than leaving it out.
+    await expect(plain.search(["users"], { filter: { n: 1 } })).rejects.toThrow(
+      /sealed and this store has no encryption option/,
+    );
+    await expect(plain.search(["users"], { filter: { n: { $gt: 0 } }, limit: 1 })).rejects.toThrow(DecryptionError);
     await raw.query("delete from store_items where ns_path = ?", ["legacy"]);
   });
 

@@ -6,10 +6,10 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
-import { SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
+import type { Sealer } from "../../serde/sealing.js";
 import type { Row } from "../../sql/executor.js";
 import { openItem, sealItem } from "./sealed-items.js";
-import { textOf } from "./statements.js";
+import { SEALED_START, textOf, valueStartsWith } from "./statements.js";
 
 /** How many values each key id seals, and how many are in the clear. */
 export interface ValueCounts {
@@ -17,19 +17,13 @@ export interface ValueCounts {
   plaintext: number;
 }
 
-/** The start of a sealed value's JSON text: a quote, then the sealed type's prefix. */
-const SEALED_START = `"${SEALED_TYPE_PREFIX}`;
 /** Enough of a sealed value's JSON text to hold its key id (see STORE_ITEM_TYPE). */
 const HEAD_LENGTH = SEALED_START.length + 16 + 2;
-
-function startsWith(store: StoreDialect, text: string): SQL {
-  return sql`substr(${store.valueText}, 1, ${sql.raw(String(text.length))}) = ${store.text(text)}`;
-}
 
 /** The next batch of items (in key order, after `cursor`) whose value is not under the active key. */
 function batchQuery(store: StoreDialect, activeKeyId: string, cursor: Row | undefined, limit: number): SQL {
   const c = store.columns;
-  const conditions = [sql`not ${startsWith(store, `${SEALED_START}${activeKeyId}:`)}`];
+  const conditions = [sql`not ${valueStartsWith(store, `${SEALED_START}${activeKeyId}:`)}`];
   if (cursor) {
     conditions.push(
       sql`(${c.nsPath}, ${c.key}) > (${store.text(textOf(cursor.ns_path))}, ${store.text(textOf(cursor.item_key))})`,
@@ -100,7 +94,7 @@ export async function itemsEncryptionStatus(store: StoreDialect): Promise<ValueC
   const head = sql`substr(${store.valueText}, 1, ${sql.raw(String(HEAD_LENGTH))})`;
   const sealed = await store.executor.all(
     sql`select ${head} as ${sql.identifier("head")}, count(*) as ${sql.identifier("n")} from ${c.table}
-      where ${startsWith(store, SEALED_START)} group by ${head}`,
+      where ${valueStartsWith(store, SEALED_START)} group by ${head}`,
   );
   for (const row of sealed) {
     const text = textOf(row.head);
@@ -108,7 +102,7 @@ export async function itemsEncryptionStatus(store: StoreDialect): Promise<ValueC
     counts.keys[keyId] = (counts.keys[keyId] ?? 0) + Number(row.n);
   }
   const [plain] = await store.executor.all(
-    sql`select count(*) as ${sql.identifier("n")} from ${c.table} where not ${startsWith(store, SEALED_START)}`,
+    sql`select count(*) as ${sql.identifier("n")} from ${c.table} where not ${valueStartsWith(store, SEALED_START)}`,
   );
   counts.plaintext = Number(plain?.n ?? 0);
   return counts;

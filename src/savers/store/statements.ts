@@ -7,6 +7,7 @@ import type { Item } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { SerializationError } from "../../errors.js";
+import { SEALED_TYPE_PREFIX } from "../../serde/sealing.js";
 import { parameterLimit, type Row } from "../../sql/executor.js";
 import type { Statement } from "../../sql/statements.js";
 import { filterPredicates } from "./filters.js";
@@ -40,10 +41,23 @@ export function getStatement(store: StoreDialect, plan: GetPlan, now: number): S
     where ${c.nsPath} = ${store.text(plan.path)} and ${c.key} = ${store.text(plan.key)} and ${live(store, now)}`;
 }
 
-/** The WHERE clause of a search: prefix, not expired, and the filter unless it runs in the process. */
+/** The start of a sealed item value's JSON text: a quote, then the sealed type's prefix. */
+export const SEALED_START = `"${SEALED_TYPE_PREFIX}`;
+
+/** The value's JSON text starts with `text` (a constant length, as PostgreSQL groups by it). */
+export function valueStartsWith(store: StoreDialect, text: string): SQL {
+  return sql`substr(${store.valueText}, 1, ${sql.raw(String(text.length))}) = ${store.text(text)}`;
+}
+
+/**
+ * The WHERE clause of a search: prefix, not expired, and the filter unless it runs in the
+ * process. A sealed item passes the filter in SQL (which cannot read it), so a store
+ * without keys refuses it when it opens the row instead of leaving it out unseen.
+ */
 function searchWhere(store: StoreDialect, plan: SearchPlan, now: number, filtered = true): SQL {
   const filter = filtered ? filterPredicates(store, plan.filter) : [];
-  return and([underPrefix(store, plan.prefix), live(store, now), ...filter]);
+  const passes = filter.length === 0 ? [] : [sql`(${and(filter)} or ${valueStartsWith(store, SEALED_START)})`];
+  return and([underPrefix(store, plan.prefix), live(store, now), ...passes]);
 }
 
 /** A page of a search without a query: most recently updated first, then by namespace and key. */
