@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { sqliteFile } from "../database-family.js";
 import { DriverNotInstalledError, DrizzleSaver, type DrizzleSaverOptions, InvalidInputError } from "../index.js";
-import { CliError, EXIT_FAILURE, rootCause, UsageError } from "./errors.js";
+import { isMissingTableError } from "../sql/missing-table.js";
+import { CliError, EXIT_FAILURE, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 import { encryptionFromEnv } from "./keys.js";
 import { type Layout, resolveLayout } from "./layout.js";
@@ -102,19 +103,13 @@ async function requireSchema(saver: DrizzleSaver, layout: Layout, io: CliIo): Pr
   }
 }
 
-/** Error codes of a table that does not exist: PostgreSQL, MySQL/MariaDB; SQLite says so in its message. */
-const NO_SUCH_TABLE = new Set(["42P01", "3F000", "ER_NO_SUCH_TABLE"]);
-
 /** Whether an application's tables (a prefix) exist: one cheap read that fails when they do not. */
 export async function customTablesExist(saver: DrizzleSaver): Promise<boolean> {
   try {
     for await (const _ of saver.listThreads({ limit: 1 })) break;
     return true;
   } catch (error) {
-    const cause = rootCause(error);
-    const code = (cause as { code?: unknown } | null)?.code;
-    if (typeof code === "string" && NO_SUCH_TABLE.has(code)) return false;
-    if (cause instanceof Error && /no such table/i.test(cause.message)) return false;
+    if (isMissingTableError(error)) return false;
     throw error;
   }
 }

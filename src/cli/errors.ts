@@ -39,7 +39,7 @@ function codeOf(error: unknown): string | undefined {
  * whose message is the whole SQL text ("Failed query: ...", SQLite: "Failed to run the query ..."), and Node reports a refused connection to a
  * host with several addresses as an AggregateError with an empty message.
  */
-export function rootCause(error: unknown): unknown {
+function rootCause(error: unknown): unknown {
   let current = error;
   for (let depth = 0; depth < 10; depth++) {
     if (current instanceof AggregateError && current.errors.length > 0 && !codeOf(current)) {

@@ -8,6 +8,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import type { Sealer } from "../../serde/sealing.js";
 import type { Row } from "../../sql/executor.js";
+import { isMissingTableError } from "../../sql/missing-table.js";
 import { openItem, sealItem } from "./sealed-items.js";
 import { SEALED_START, textOf, valueStartsWith } from "./statements.js";
 
@@ -81,8 +82,10 @@ export async function hasItemsTable(store: StoreDialect): Promise<boolean> {
   try {
     await store.executor.all(sql`select 1 from ${store.columns.table} where 1 = 0`);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    // Any other failure (a permission, a lost connection) is the caller's to see.
+    if (isMissingTableError(error)) return false;
+    throw error;
   }
 }
 
