@@ -281,7 +281,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   async rekey(options: RekeyOptions = {}): Promise<RekeyProgress> {
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the saver has no encryption option");
-    return rekey(this.dialect, sealer, options, await this.storeTable());
+    return rekey(this.dialect, sealer, options, options.store === false ? undefined : await this.storeTable());
   }
 
   /** How many stored values each key id seals and how many are in the clear; the store's items apart. */

@@ -43,6 +43,11 @@ describe.each(DIALECTS)(
       const before = await cli(["status", "--url", url], { env: K1_ENV });
       expect(before.code, before.stderr).toBe(0);
       expect(before.stdout).toContain("store items    k1: 2, plaintext: 0");
+      // --no-store leaves the store's items under k1.
+      const saverOnly = await cli(["rekey", "--url", url, "--no-store"], { env: BOTH_ENV });
+      expect(saverOnly.code, saverOnly.stderr).toBe(0);
+      expect(saverOnly.stdout).toContain("and 0 store items");
+      expect(saverOnly.stdout).toContain("store   k1: 2, plaintext: 0");
       const rekey = await cli(["rekey", "--url", url], { env: BOTH_ENV });
       expect(rekey.code, rekey.stderr).toBe(0);
       expect(rekey.stdout).toContain('and 2 store items under key "k2"');

@@ -130,6 +130,24 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
     }
   });
 
+  it("with store: false leaves the store's items as they are, for a store without encryption", async () => {
+    const { saver, url } = await freshSaver(dialect, { encryption: ONLY_K2 });
+    const store = await DrizzleStore.fromUrl(url);
+    try {
+      await fill(saver, "kept", 1, 2);
+      await store.put(["memories", "plain"], "note", { text: "plain note" });
+      expect(await saver.rekey({ store: false })).toEqual({ values: 0, writes: 0, storeItems: 0 });
+      expect((await saver.encryptionStatus()).store).toEqual({ keys: {}, plaintext: 1 });
+      expect((await store.get(["memories", "plain"], "note"))?.value).toEqual({ text: "plain note" });
+      // Without it, rekey seals the item, which this store then refuses.
+      expect((await saver.rekey()).storeItems).toBe(1);
+      await expect(store.get(["memories", "plain"], "note")).rejects.toThrow(DecryptionError);
+    } finally {
+      await store.close();
+      await saver.close();
+    }
+  });
+
   it("runs beside writers: their values and the re-sealed ones all read with only the new key", async () => {
     const { saver: old, url } = await freshSaver(dialect, { encryption: ONLY_K1 });
     const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });

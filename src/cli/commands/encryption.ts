@@ -15,6 +15,8 @@ export interface RekeyCommandOptions {
   json?: boolean;
   batchSize?: number;
   progress?: boolean;
+  /** false (--no-store): leave the store's items as they are. */
+  store?: boolean;
 }
 
 async function rekey(url: string, options: RekeyCommandOptions, out: Output): Promise<void> {
@@ -23,6 +25,7 @@ async function rekey(url: string, options: RekeyCommandOptions, out: Output): Pr
   await withSaver(url, { requireSchema: true, layout: options.layout, io: out.io }, async (saver) => {
     const done = await saver.rekey({
       batchSize: options.batchSize,
+      store: options.store,
       onProgress: ({ values, writes, storeItems }) => {
         if (options.progress !== false) {
           out.warn(`rekey: ${values} values, ${writes} writes, ${storeItems} store items re-sealed`);
@@ -61,7 +64,9 @@ export function registerEncryptionCommands({ out, tableCommand, progressOptions,
     tableCommand(
       "rekey",
       `re-seal every stored value, pending write and store item under the active key, and seal plaintext rows (keys from ${KEYS_ENV}="id:base64,..." and ${ACTIVE_KEY_ENV}; resumable, safe beside running writers)`,
-    ).option("--batch-size <n>", "rows per batch, each one transaction (default 200)", parsePositive),
+    )
+      .option("--batch-size <n>", "rows per batch, each one transaction (default 200)", parsePositive)
+      .option("--no-store", "leave the store's items as they are (a store that runs without encryption)"),
   ).action(async (options: RekeyCommandOptions & { url?: string }) => {
     const { url, layout } = target(options);
     await rekey(url, { ...options, layout }, out);

@@ -18,6 +18,12 @@ export interface RekeyOptions {
   batchSize?: number;
   /** Called after each batch with the counts so far. */
   onProgress?: (progress: RekeyProgress) => void;
+  /**
+   * Whether the store's items are re-sealed too (default true). False leaves them as
+   * they are: for a store that runs without the `encryption` option, which could not
+   * read items sealed by a rekey.
+   */
+  store?: boolean;
 }
 
 export interface RekeyProgress {
