@@ -21,6 +21,7 @@ export {
   ThreadChangedError,
   ThreadConflictError,
   UnsupportedDriverError,
+  VectorIndexError,
   WriteConflictError,
 } from "./errors.js";
 export {
@@ -41,6 +42,8 @@ export {
   type EmbedFunction,
   type StoreFromUrlOptions,
   type StoreIndexOptions,
+  type StoreNativeIndex,
+  type StoreNativeIndexOptions,
   type StoreTtlOptions,
 } from "./savers/store/store.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./savers/threads/lifecycle.js";

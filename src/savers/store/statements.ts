@@ -25,7 +25,7 @@ function live(store: StoreDialect, now: number): SQL {
 }
 
 /** The columns an item is read from, under fixed names. */
-function itemColumns(store: StoreDialect, embeddings = false): SQL {
+export function itemColumns(store: StoreDialect, embeddings = false): SQL {
   const c = store.columns;
   return sql`${c.nsPath} as ${sql.identifier("ns_path")}, ${c.key} as ${sql.identifier("item_key")},
     ${store.valueOut} as ${sql.identifier("value")}, ${c.createdAt} as ${sql.identifier("created_at")},
@@ -41,7 +41,7 @@ export function getStatement(store: StoreDialect, plan: GetPlan, now: number): S
 }
 
 /** The WHERE clause of a search: prefix, filter, not expired. */
-function searchWhere(store: StoreDialect, plan: SearchPlan, now: number): SQL {
+export function searchWhere(store: StoreDialect, plan: SearchPlan, now: number): SQL {
   return and([underPrefix(store, plan.prefix), live(store, now), ...filterPredicates(store, plan.filter)]);
 }
 

@@ -12,13 +12,16 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../../errors.js";
-import type { Runner } from "../../sql/executor.js";
+import type { Row, Runner } from "../../sql/executor.js";
 import { connect } from "../../wiring/connect.js";
 import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
+import { vectorIndexOf } from "../../wiring/vector-indexes.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
 import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
-import { type ListPlan, lastPuts, type Plan, planBatch } from "./operations.js";
+import { NativeSearch } from "./native-index/native-search.js";
+import { nativeIndexOf, type StoreNativeIndex, type StoreNativeIndexOptions } from "./native-index/options.js";
+import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
 import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
 import {
   candidatesStatement,
@@ -42,7 +45,15 @@ import {
   type StoreIndexOptions,
 } from "./vectors.js";
 
-export type { DrizzleStoreOptions, EmbedFunction, StoreFromUrlOptions, StoreIndexOptions, StoreTtlOptions };
+export type {
+  DrizzleStoreOptions,
+  EmbedFunction,
+  StoreFromUrlOptions,
+  StoreIndexOptions,
+  StoreNativeIndex,
+  StoreNativeIndexOptions,
+  StoreTtlOptions,
+};
 
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
@@ -75,6 +86,8 @@ export class DrizzleStore extends BaseStore {
   private readonly ttl: StoreTtlOptions;
   private readonly clock: () => number;
   private readonly embedder: Embedder | undefined;
+  /** The native vector index (`index.native`), undefined for the exact search. */
+  private readonly native: NativeSearch | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
@@ -86,6 +99,9 @@ export class DrizzleStore extends BaseStore {
     }
     this.clock = options.clock ?? Date.now;
     this.embedder = embedderOf(options.index);
+    const native = this.embedder && nativeIndexOf(options.index?.native, () => vectorIndexOf(resolved));
+    this.native =
+      native && this.embedder && new NativeSearch(this.store, native.index, this.embedder.dims, native.settings);
     this.migrations = new Migrations(resolved.dialect, {
       folder: findMigrationsFolder(resolved.migrations),
       ownTables: options.tables !== undefined,
@@ -117,7 +133,10 @@ export class DrizzleStore extends BaseStore {
    * when the application passed its own `tables`.
    */
   async setup(): Promise<MigrationInfo[]> {
-    return this.migrations.apply();
+    const applied = await this.migrations.apply();
+    // Not a migration: the native vector index is specific to the driver and extension.
+    await this.native?.setup();
+    return applied;
   }
 
   /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
@@ -157,6 +176,7 @@ export class DrizzleStore extends BaseStore {
       };
     });
     const writes = writeStatements(this.store, rows, now);
+    if (this.native && rows.length > 0 && (await this.native.active())) writes.push(...this.native.writes(rows));
     const reads = async (runner: Runner) => {
       const results: unknown[] = [];
       const refresh: Refresh = [];
@@ -195,11 +215,13 @@ export class DrizzleStore extends BaseStore {
       case "search": {
         if (plan.limit === 0) return [];
         const vector = plan.query === undefined ? undefined : queries.get(plan.query);
-        let rows = await runner.all((vector ? candidatesStatement : searchStatement)(this.store, plan, now));
+        let rows: Row[];
         let items: SearchItem[];
-        if (vector && this.embedder)
-          ({ rows, items } = rankPage(rows, vector, this.embedder.dims, plan.offset, plan.limit));
-        else items = rows.map(itemOf);
+        if (vector && this.embedder) ({ rows, items } = await this.queryPage(runner, plan, vector, this.embedder, now));
+        else {
+          rows = await runner.all(searchStatement(this.store, plan, now));
+          items = rows.map(itemOf);
+        }
         if (this.refreshes(plan)) {
           for (const row of rows) {
             if (row.ttl_minutes !== null) refresh.push({ path: textOf(row.ns_path), key: textOf(row.item_key) });
@@ -210,6 +232,14 @@ export class DrizzleStore extends BaseStore {
       case "list":
         return this.runList(runner, plan, now);
     }
+  }
+
+  /** A page of a search with a query: through the native index when it serves it, else exact. */
+  private async queryPage(runner: Runner, plan: SearchPlan, vector: number[], embedder: Embedder, now: number) {
+    const page = (await this.native?.active()) ? await this.native?.search(runner, plan, vector, now) : undefined;
+    if (page) return page;
+    const candidates = await runner.all(candidatesStatement(this.store, plan, now));
+    return rankPage(candidates, vector, embedder.dims, plan.offset, plan.limit);
   }
 
   /**
@@ -272,6 +302,7 @@ export class DrizzleStore extends BaseStore {
 
   /** Removes the expired items; returns how many. */
   async sweepExpiredItems(): Promise<number> {
+    if (this.native && (await this.native.active())) return this.native.sweep(this.clock());
     return this.store.executor.run(sweepStatement(this.store, this.clock()));
   }
 
