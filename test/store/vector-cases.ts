@@ -11,7 +11,7 @@ import { manualClock, type OpenStore } from "../helpers/stores.js";
 export const DIMS = 8;
 
 /** A deterministic embedding: character counts hashed into DIMS buckets. */
-export function embedText(text: string): number[] {
+function embedText(text: string): number[] {
   const vector = new Array<number>(DIMS).fill(0);
   [...text].forEach((char, i) => {
     const code = char.codePointAt(0) ?? 0;
@@ -26,7 +26,7 @@ export const embed = async (texts: string[]) => {
   return texts.map((text) => (text.includes("WRONG") ? [1, 2, 3] : embedText(text)));
 };
 
-export function cosine(a: number[], b: number[]): number {
+function cosine(a: number[], b: number[]): number {
   const f = b.map(Math.fround); // stored as float32
   const dot = a.reduce((sum, x, i) => sum + x * f[i], 0);
   const norms = Math.sqrt(a.reduce((s, x) => s + x * x, 0) * f.reduce((s, x) => s + x * x, 0));
