@@ -9,7 +9,7 @@ import { VectorIndexError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { lockNumber } from "./pg.js";
 import type { VectorIndex, VectorRow } from "./store-vectors.js";
-import { declaredDims, forItems, inChunks, vectorTableName } from "./vector-common.js";
+import { declaredDims, existsFor, forItems, inChunks, vectorTableName } from "./vector-common.js";
 
 /** pgvector's largest `hnsw.ef_search`: an HNSW scan returns at most that many rows. */
 const MAX_EF_SEARCH = 1000;
@@ -34,14 +34,6 @@ export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
     );
     return row ? (declaredDims(row.type, /^vector\((\d+)\)$/) ?? null) : undefined;
   };
-  const checkDims = (found: number | undefined | null, dims: number) => {
-    if (found !== undefined && found !== dims) {
-      throw new VectorIndexError(
-        `the native vector index ${regclass} holds vectors of ${found ?? "unknown"} dimensions, not ${dims}: drop it (and let setup() build it again) to change the model`,
-      );
-    }
-    return found !== undefined;
-  };
 
   return {
     kind: "pgvector",
@@ -65,7 +57,7 @@ export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
             cause: error,
           });
         }
-        if (checkDims(await existing(tx), dims)) return false;
+        if (existsFor(await existing(tx), dims, regclass)) return false;
         await tx.script(sql`create table ${table} (
           ns_path text collate "C" not null, item_key text collate "C" not null, seq integer not null,
           embedding vector(${sql.raw(String(dims))}) not null, primary key (ns_path, item_key, seq))`);
@@ -77,7 +69,7 @@ export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
       });
     },
     async ready(dims) {
-      return checkDims(await existing(executor), dims);
+      return existsFor(await existing(executor), dims, regclass);
     },
     remove: (keys) => forItems(keys, (predicate) => [sql`delete from ${table} where ${predicate}`]),
     insert: (rows: VectorRow[]) =>

@@ -5,11 +5,10 @@
  * write transaction (BEGIN IMMEDIATE: one process at a time), with `IF NOT EXISTS`.
  */
 import { type SQL, sql, type Table } from "drizzle-orm";
-import { VectorIndexError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import type { VectorIndex, VectorIndexKind, VectorRow } from "./store-vectors.js";
-import { declaredDims, forItems, inChunks, vectorBytes, vectorTableName } from "./vector-common.js";
+import { declaredDims, existsFor, forItems, inChunks, vectorBytes, vectorTableName } from "./vector-common.js";
 
 /** What differs between the two SQLite backends. */
 interface SqliteBackend {
@@ -35,21 +34,13 @@ function sqliteVectorIndex(
     const [row] = await runner.all(sql`select sql from sqlite_master where name = ${table}`);
     return row ? (declaredDims(row.sql, backend.dimsPattern) ?? null) : undefined;
   };
-  const checkDims = (found: number | undefined | null, dims: number) => {
-    if (found !== undefined && found !== dims) {
-      throw new VectorIndexError(
-        `the native vector index ${table} holds vectors of ${found ?? "unknown"} dimensions, not ${dims}: drop it (and let setup() build it again) to change the model`,
-      );
-    }
-    return found !== undefined;
-  };
   return {
     kind: backend.kind,
     maxK: backend.maxK,
     async setup(dims, fill) {
       await prepare();
       return executor.transaction(async (tx) => {
-        if (checkDims(await existing(tx), dims)) return false;
+        if (existsFor(await existing(tx), dims, table)) return false;
         for (const statement of backend.create(dims)) await tx.script(statement);
         await fill(tx);
         return true;
@@ -57,7 +48,7 @@ function sqliteVectorIndex(
     },
     async ready(dims) {
       await prepare();
-      return checkDims(await existing(executor), dims);
+      return existsFor(await existing(executor), dims, table);
     },
     remove: (keys) => forItems(keys, backend.remove),
     insert: backend.insert,

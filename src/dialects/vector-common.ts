@@ -1,5 +1,6 @@
 /** Pieces the native vector indexes (pg-vectors.ts, libsql-vectors.ts, sqlite-vec-vectors.ts) share. */
 import { getTableName, type SQL, sql, type Table } from "drizzle-orm";
+import { VectorIndexError } from "../errors.js";
 import type { Statement } from "../sql/statements.js";
 import type { ItemKey } from "./store-vectors.js";
 
@@ -44,4 +45,17 @@ export const vectorBytes = (vector: Float32Array): Buffer =>
 export function declaredDims(definition: unknown, pattern: RegExp): number | undefined {
   const match = typeof definition === "string" ? pattern.exec(definition) : null;
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Whether the side table `name` exists (`found`: its dimensions, null when unreadable,
+ * undefined when there is none); one for other dimensions is a VectorIndexError.
+ */
+export function existsFor(found: number | undefined | null, dims: number, name: string): boolean {
+  if (found !== undefined && found !== dims) {
+    throw new VectorIndexError(
+      `the native vector index ${name} holds vectors of ${found ?? "unknown"} dimensions, not ${dims}: drop it (and let setup() build it again) to change the model`,
+    );
+  }
+  return found !== undefined;
 }
