@@ -7,6 +7,8 @@
 import { type SQL, sql, type Table } from "drizzle-orm";
 import type { Executor, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
+import { retryOnConflict } from "./common-sql.js";
+import { isBusy } from "./sqlite.js";
 import type { VectorIndex, VectorIndexKind, VectorRow } from "./store-vectors.js";
 import { declaredDims, existsFor, forItems, inChunks, vectorBytes, vectorTableName } from "./vector-common.js";
 
@@ -39,12 +41,15 @@ function sqliteVectorIndex(
     maxK: backend.maxK,
     async setup(dims, fill) {
       await prepare();
-      return executor.transaction(async (tx) => {
-        if (existsFor(await existing(tx), dims, table)) return false;
-        for (const statement of backend.create(dims)) await tx.script(statement);
-        await fill(tx);
-        return true;
-      });
+      // Another process building it at the same time holds the write lock: wait, then find it built.
+      return retryOnConflict(isBusy, () =>
+        executor.transaction(async (tx) => {
+          if (existsFor(await existing(tx), dims, table)) return false;
+          for (const statement of backend.create(dims)) await tx.script(statement);
+          await fill(tx);
+          return true;
+        }),
+      );
     },
     async ready(dims) {
       await prepare();

@@ -88,7 +88,10 @@ export async function freshNativeStore(
       };
     }
     case "libsql": {
-      const client = createClient({ url: `file:${join(mkdtempSync(join(tmpdir(), "lgcd-native-")), "test.db")}` });
+      // Busy timeout: another connection (a transaction, another store) may hold the write lock.
+      const file = join(mkdtempSync(join(tmpdir(), "lgcd-native-")), "test.db");
+      const client = createClient({ url: `file:${file}`, timeout: 10_000 });
+      await client.execute("pragma journal_mode = wal");
       const store = new DrizzleStore(drizzleLibsql(client), options);
       if (setup) await store.setup();
       return {

@@ -80,6 +80,25 @@ describe.each(NATIVE_TARGETS)("native vector index on %s", (target) => {
     });
   });
 
+  it.skipIf(skipped(target))("two stores setting the index up at once build it once", async () => {
+    const exact = await freshNativeStore(target, { index: { dims: DIMS, embed, fields: ["a"] } });
+    try {
+      await exact.store.put(["c"], "one", { a: "alpha" });
+      const options = { index: { dims: DIMS, embed, fields: ["a"], native: true } };
+      const stores = await Promise.all([exact.another(options), exact.another(options)]);
+      try {
+        await Promise.all(stores.map((store) => store.setup()));
+        expect(await vectorCount(exact)).toBe(1);
+        await stores[0].put(["c"], "two", { a: "beta" });
+        expect(await vectorCount(exact)).toBe(2);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+      }
+    } finally {
+      await exact.close();
+    }
+  });
+
   it.skipIf(skipped(target))(
     "fills a new index from the items already embedded; refuses other dimensions",
     async () => {
