@@ -16,7 +16,7 @@
 import type { SearchItem } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../../dialects/store-dialect.js";
 import type { ItemKey, VectorIndex, VectorRow } from "../../../dialects/store-vectors.js";
-import { VectorIndexError } from "../../../errors.js";
+import { MissingPackageError, VectorIndexError } from "../../../errors.js";
 import type { Row, Runner } from "../../../sql/executor.js";
 import type { Statement } from "../../../sql/statements.js";
 import type { SearchPlan } from "../operations.js";
@@ -63,9 +63,14 @@ export class NativeSearch {
       await this.index.setup(this.dims, fill);
       this.state = Promise.resolve(true);
     } catch (error) {
-      if (!this.settings.ifAvailable) throw error;
+      if (!this.unavailable(error)) throw error;
       this.state = Promise.resolve(false);
     }
+  }
+
+  /** An error saying the database or driver has no index, which "if-available" accepts (never a failure of the database). */
+  private unavailable(error: unknown): boolean {
+    return this.settings.ifAvailable && (error instanceof VectorIndexError || error instanceof MissingPackageError);
   }
 
   /** Whether the index is in use: it exists (checked once); asked for without "if-available", it must. */
@@ -78,7 +83,7 @@ export class NativeSearch {
         return exists;
       },
       (error) => {
-        if (this.settings.ifAvailable) return false;
+        if (this.unavailable(error)) return false;
         throw error;
       },
     );
