@@ -3,7 +3,7 @@
  * installed, or PGlite with its vector extension). Vectors in a side table of `vector(dims)`
  * with an HNSW index on cosine distance; `hnsw.ef_search` follows the k asked for.
  */
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { VectorIndexError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
@@ -80,7 +80,7 @@ export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
             sql`, `,
           )}`,
       ),
-    removeWhere: (expired: SQL) => [sql`delete from ${table} where (ns_path, item_key) in (${expired})`],
+    removeOrphans: (itemExists) => [sql`delete from ${table} where not ${itemExists(c("ns_path"), c("item_key"))}`],
     nearest: (query, k) =>
       sql`select ${c("ns_path")}, ${c("item_key")} from ${table}
         order by ${c("embedding")} <=> cast(${literal(query)} as vector) limit ${k}`,

@@ -22,7 +22,7 @@ interface SqliteBackend {
   dimsPattern: RegExp;
   remove(predicate: SQL): Statement[];
   insert(rows: VectorRow[]): Statement[];
-  removeWhere(expired: SQL): Statement[];
+  removeOrphans: VectorIndex["removeOrphans"];
   nearest(query: Float32Array, k: number): SQL;
 }
 
@@ -57,7 +57,7 @@ function sqliteVectorIndex(
     },
     remove: (keys) => forItems(keys, backend.remove),
     insert: backend.insert,
-    removeWhere: backend.removeWhere,
+    removeOrphans: backend.removeOrphans,
     nearest: backend.nearest,
     searching: (runner, _k, work) => work(runner),
   };
@@ -90,7 +90,9 @@ export function libsqlVectorIndex(executor: Executor, items: Table): VectorIndex
               sql`, `,
             )}`,
         ),
-      removeWhere: (expired) => [sql`delete from ${table} where (ns_path, item_key) in (${expired})`],
+      removeOrphans: (itemExists) => [
+        sql`delete from ${table} where not ${itemExists(sql`${table}.ns_path`, sql`${table}.item_key`)}`,
+      ],
       nearest: (query, k) =>
         sql`select v.ns_path, v.item_key from vector_top_k(${sql.raw(`'${ann.replaceAll("'", "''")}'`)}, ${vectorBytes(query)}, ${k}) as t
           join ${table} as v on v.rowid = t.id`,
@@ -132,12 +134,9 @@ export function sqliteVecIndex(executor: Executor, items: Table, load: () => Pro
           sql`insert into ${vectors} (rowid, embedding) values ((select id from ${keys}
             where ns_path = ${row.path} and item_key = ${row.key} and seq = ${row.seq}), ${vectorBytes(row.vector)})`,
         ]),
-      removeWhere: (expired) => {
-        const predicate = sql`(ns_path, item_key) in (${expired})`;
-        return [
-          sql`delete from ${vectors} where rowid in (${ids(predicate)})`,
-          sql`delete from ${keys} where ${predicate}`,
-        ];
+      removeOrphans: (itemExists) => {
+        const orphan = sql`not ${itemExists(sql`${keys}.ns_path`, sql`${keys}.item_key`)}`;
+        return [sql`delete from ${vectors} where rowid in (${ids(orphan)})`, sql`delete from ${keys} where ${orphan}`];
       },
       nearest: (query, k) =>
         sql`select m.ns_path, m.item_key from (select rowid as id from ${vectors}

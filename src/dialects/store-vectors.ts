@@ -11,6 +11,9 @@ import type { Statement } from "../sql/statements.js";
 /** The backends, for options and messages. */
 export type VectorIndexKind = "pgvector" | "libsql" | "sqlite-vec";
 
+/** SQL true when an item with this path and key (column references of the side table) exists. */
+export type ItemExists = (path: SQL, key: SQL) => SQL;
+
 /** An item, as the side tables key its vectors. */
 export interface ItemKey {
   path: string;
@@ -44,8 +47,11 @@ export interface VectorIndex {
   remove(items: ItemKey[]): Statement[];
   /** Adds vectors. */
   insert(rows: VectorRow[]): Statement[];
-  /** Removes the vectors of the items that `expired` (a select of their path and key) names. */
-  removeWhere(expired: SQL): Statement[];
+  /**
+   * Removes the vectors whose item is gone (expired and swept, or deleted by a store
+   * without the index); `itemExists` is the predicate "an item has this path and key".
+   */
+  removeOrphans(itemExists: ItemExists): Statement[];
   /** A select of the path and key (two columns) of the `k` vectors nearest to `query`. */
   nearest(query: Float32Array, k: number): SQL;
   /** Runs `work`, which reads {@link nearest} with this `k`, with the settings it needs (pgvector's ef_search). */

@@ -67,6 +67,16 @@ describe.each(NATIVE_TARGETS)("native vector index on %s", (target) => {
       const [hit] = await store.search(["s"], { query: "zeta" });
       expect(hit.key).toBe("long");
       expect(hit.score).toBeCloseTo(1, 6);
+      // A store without the index deletes an item: its vector stays until a native sweep.
+      const plain = await open.another({ index: { dims: DIMS, embed, fields: ["a", "b"] } });
+      try {
+        await plain.delete(["s"], "long");
+      } finally {
+        await plain.close();
+      }
+      expect(await vectorCount(open)).toBe(1);
+      expect(await store.sweepExpiredItems()).toBe(0);
+      expect(await vectorCount(open)).toBe(0);
     });
 
     it("setup() again (another store, another process) changes nothing", async () => {
@@ -76,6 +86,8 @@ describe.each(NATIVE_TARGETS)("native vector index on %s", (target) => {
       } finally {
         await again.close();
       }
+      expect(await vectorCount(open)).toBe(0);
+      await open.store.put(["s"], "back", { a: "eta" });
       expect(await vectorCount(open)).toBe(1);
     });
   });

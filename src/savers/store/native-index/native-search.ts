@@ -23,7 +23,7 @@ import type { SearchPlan } from "../operations.js";
 import { type PutRow, sweepStatement, textOf } from "../statements.js";
 import { rankPage } from "../vectors.js";
 import type { NativeSettings } from "./options.js";
-import { embeddedItemsStatement, expiredItems, nearestItemsStatement, scoredCountStatement } from "./statements.js";
+import { embeddedItemsStatement, itemExists, nearestItemsStatement, scoredCountStatement } from "./statements.js";
 
 /** The vectors of stored embeddings (float32 little-endian, one after another). */
 function vectorsOf(embeddings: unknown, dims: number): Float32Array[] {
@@ -100,11 +100,16 @@ export class NativeSearch {
     return [...this.index.remove(items), ...this.index.insert(vectors)];
   }
 
-  /** Removes the expired items and their vectors in one unit; returns how many items. */
+  /**
+   * Removes the expired items and, in the same unit, every vector whose item is gone: theirs,
+   * and those of items removed without the index (the CLI's sweep, a store without
+   * `index.native`). Returns how many items.
+   */
   async sweep(now: number): Promise<number> {
     const removed = await this.store.unit(async (tx) => {
-      for (const statement of this.index.removeWhere(expiredItems(this.store, now))) await tx.run(statement);
-      return tx.run(sweepStatement(this.store, now));
+      const items = await tx.run(sweepStatement(this.store, now));
+      for (const statement of this.index.removeOrphans(itemExists(this.store))) await tx.run(statement);
+      return items;
     }, []);
     return removed ?? 0;
   }

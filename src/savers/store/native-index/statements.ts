@@ -5,6 +5,7 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { StoreDialect } from "../../../dialects/store-dialect.js";
+import type { ItemExists } from "../../../dialects/store-vectors.js";
 import type { SearchPlan } from "../operations.js";
 import { itemColumns, searchWhere } from "../statements.js";
 
@@ -29,8 +30,8 @@ export function embeddedItemsStatement(store: StoreDialect): SQL {
     ${c.embeddings} as ${sql.identifier("embeddings")} from ${c.table} where ${c.embeddings} is not null`;
 }
 
-/** The path and key of the items expired at `now`. */
-export function expiredItems(store: StoreDialect, now: number): SQL {
+/** "An item with this path and key exists" (expired or not), for the index's side table. */
+export function itemExists(store: StoreDialect): ItemExists {
   const c = store.columns;
-  return sql`select ${c.nsPath}, ${c.key} from ${c.table} where ${c.expiresAt} <= ${now}`;
+  return (path, key) => sql`exists (select 1 from ${c.table} where ${c.nsPath} = ${path} and ${c.key} = ${key})`;
 }
