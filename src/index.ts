@@ -36,14 +36,13 @@ export {
   type ThreadInfo,
   type ThreadSummary,
 } from "./savers/saver.js";
+export type { StoreNativeIndex, StoreNativeIndexOptions } from "./savers/store/native-index/options.js";
 export {
   DrizzleStore,
   type DrizzleStoreOptions,
   type EmbedFunction,
   type StoreFromUrlOptions,
   type StoreIndexOptions,
-  type StoreNativeIndex,
-  type StoreNativeIndexOptions,
   type StoreTtlOptions,
 } from "./savers/store/store.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./savers/threads/lifecycle.js";

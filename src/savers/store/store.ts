@@ -20,7 +20,7 @@ import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
 import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
 import { NativeSearch } from "./native-index/native-search.js";
-import { nativeIndexOf, type StoreNativeIndex, type StoreNativeIndexOptions } from "./native-index/options.js";
+import { nativeIndexOf } from "./native-index/options.js";
 import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
 import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
 import {
@@ -45,15 +45,7 @@ import {
   type StoreIndexOptions,
 } from "./vectors.js";
 
-export type {
-  DrizzleStoreOptions,
-  EmbedFunction,
-  StoreFromUrlOptions,
-  StoreIndexOptions,
-  StoreNativeIndex,
-  StoreNativeIndexOptions,
-  StoreTtlOptions,
-};
+export type { DrizzleStoreOptions, EmbedFunction, StoreFromUrlOptions, StoreIndexOptions, StoreTtlOptions };
 
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
