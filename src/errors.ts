@@ -81,6 +81,15 @@ export class UnsupportedDriverError extends CheckpointSaverError {
   override name = "UnsupportedDriverError";
 }
 
+/**
+ * The store's native vector index (`index.native`) was asked for and this database or
+ * driver cannot have it (no pgvector, MySQL/MariaDB, D1), or it exists for another number
+ * of dimensions, or `setup()` has not created it yet. Nothing was written.
+ */
+export class VectorIndexError extends CheckpointSaverError {
+  override name = "VectorIndexError";
+}
+
 /** A package the call needs is not installed; the message says what to install. */
 export class MissingPackageError extends CheckpointSaverError {
   override name = "MissingPackageError";

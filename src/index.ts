@@ -21,6 +21,7 @@ export {
   ThreadChangedError,
   ThreadConflictError,
   UnsupportedDriverError,
+  VectorIndexError,
   WriteConflictError,
 } from "./errors.js";
 export {
@@ -35,6 +36,7 @@ export {
   type ThreadInfo,
   type ThreadSummary,
 } from "./savers/saver.js";
+export type { StoreNativeIndex, StoreNativeIndexOptions } from "./savers/store/native-index/options.js";
 export {
   DrizzleStore,
   type DrizzleStoreOptions,

@@ -43,7 +43,7 @@ async function currentSchema(runner: Runner): Promise<string> {
 }
 
 /** A stable 31-bit number naming the advisory lock of one migrations table. */
-function lockNumber(name: string): number {
+export function lockNumber(name: string): number {
   let hash = 0;
   for (const char of name) hash = (Math.imul(hash, 31) + (char.codePointAt(0) ?? 0)) | 0;
   return hash & 0x7fffffff;

@@ -18,6 +18,7 @@ interface BetterSqliteDatabase {
     all(...params: unknown[]): unknown[];
     run(...params: unknown[]): { changes: number };
   };
+  loadExtension(path: string): void;
 }
 
 /**
@@ -69,7 +70,7 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
       return statement.run(...params).changes;
     },
   };
-  return serialSqliteExecutor(
+  const executor = serialSqliteExecutor(
     "better-sqlite3",
     "sync",
     synchronous,
@@ -77,4 +78,5 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
     gateOf(database),
     synchronous,
   );
+  return { ...executor, loadExtension: (path) => database.loadExtension(path) };
 }

@@ -62,6 +62,8 @@ export interface Executor extends Runner {
    * each one within them.
    */
   readonly limits?: StatementLimits;
+  /** A driver that can load SQLite extensions into its connection (better-sqlite3): loads the library at `path`. */
+  loadExtension?(path: string): void;
 }
 
 /**

@@ -244,5 +244,11 @@ describe.each(DIALECTS)("store encryption at rest on %s", (dialect: DialectName)
     await expect(
       DrizzleStore.fromUrl(url, { encryption: { keys: { k1: Buffer.alloc(8) }, activeKeyId: "k1" } }),
     ).rejects.toThrow(/must be 32 bytes/);
+    // A native vector index would keep the vectors in the clear: refused, with either setting.
+    for (const native of [true, "if-available"] as const) {
+      await expect(
+        DrizzleStore.fromUrl(url, { encryption: ONLY_K1, index: { dims: DIMS, embed, fields: ["text"], native } }),
+      ).rejects.toThrow(/index.native cannot be used with encryption/);
+    }
   });
 });

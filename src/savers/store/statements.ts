@@ -26,7 +26,7 @@ function live(store: StoreDialect, now: number): SQL {
 }
 
 /** The columns an item is read from, under fixed names. */
-function itemColumns(store: StoreDialect, embeddings = false): SQL {
+export function itemColumns(store: StoreDialect, embeddings = false): SQL {
   const c = store.columns;
   return sql`${c.nsPath} as ${sql.identifier("ns_path")}, ${c.key} as ${sql.identifier("item_key")},
     ${store.valueOut} as ${sql.identifier("value")}, ${c.createdAt} as ${sql.identifier("created_at")},
@@ -54,7 +54,7 @@ export function valueStartsWith(store: StoreDialect, text: string): SQL {
  * process. A sealed item passes the filter in SQL (which cannot read it), so a store
  * without keys refuses it when it opens the row instead of leaving it out unseen.
  */
-function searchWhere(store: StoreDialect, plan: SearchPlan, now: number, filtered = true): SQL {
+export function searchWhere(store: StoreDialect, plan: SearchPlan, now: number, filtered = true): SQL {
   const filter = filtered ? filterPredicates(store, plan.filter) : [];
   const passes = filter.length === 0 ? [] : [sql`(${and(filter)} or ${valueStartsWith(store, SEALED_START)})`];
   return and([underPrefix(store, plan.prefix), live(store, now), ...passes]);

@@ -16,9 +16,12 @@ import { Sealer } from "../../serde/sealing.js";
 import type { Row, Runner } from "../../sql/executor.js";
 import { connect } from "../../wiring/connect.js";
 import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
+import { vectorIndexOf } from "../../wiring/vector-indexes.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
 import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
+import { NativeSearch } from "./native-index/native-search.js";
+import { nativeIndexOf } from "./native-index/options.js";
 import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
 import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
@@ -86,6 +89,8 @@ export class DrizzleStore extends BaseStore {
   private readonly clock: () => number;
   private readonly embedder: Embedder | undefined;
   private readonly sealing: ItemSealing;
+  /** The native vector index (`index.native`), undefined for the exact search. */
+  private readonly native: NativeSearch | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
@@ -98,6 +103,15 @@ export class DrizzleStore extends BaseStore {
     this.clock = options.clock ?? Date.now;
     this.embedder = embedderOf(options.index);
     this.sealing = new ItemSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
+    if (options.encryption !== undefined && options.index?.native) {
+      // The index's side table would hold the vectors, which leak what the sealed items say.
+      throw new InvalidInputError(
+        "index.native cannot be used with encryption: a native vector index keeps the vectors in the clear; with encryption the search is the exact one, over the opened items",
+      );
+    }
+    const native = this.embedder && nativeIndexOf(options.index?.native, () => vectorIndexOf(resolved));
+    this.native =
+      native && this.embedder && new NativeSearch(this.store, native.index, this.embedder.dims, native.settings);
     this.migrations = new Migrations(resolved.dialect, {
       folder: findMigrationsFolder(resolved.migrations),
       ownTables: options.tables !== undefined,
@@ -129,7 +143,10 @@ export class DrizzleStore extends BaseStore {
    * when the application passed its own `tables`.
    */
   async setup(): Promise<MigrationInfo[]> {
-    return this.migrations.apply();
+    const applied = await this.migrations.apply();
+    // Not a migration: the native vector index is specific to the driver and extension.
+    await this.native?.setup();
+    return applied;
   }
 
   /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
@@ -171,6 +188,7 @@ export class DrizzleStore extends BaseStore {
       };
     });
     const writes = writeStatements(this.store, rows, now);
+    if (this.native && rows.length > 0 && (await this.native.active())) writes.push(...this.native.writes(rows));
     const reads = async (runner: Runner) => {
       const results: unknown[] = [];
       const refresh: Refresh = [];
@@ -209,11 +227,13 @@ export class DrizzleStore extends BaseStore {
       case "search": {
         if (plan.limit === 0) return [];
         const vector = plan.query === undefined ? undefined : queries.get(plan.query);
-        let rows = await this.searchRows(runner, plan, now, vector !== undefined);
+        let rows: Row[];
         let items: SearchItem[];
-        if (vector && this.embedder)
-          ({ rows, items } = rankPage(rows, vector, this.embedder.dims, plan.offset, plan.limit));
-        else items = rows.map(itemOf);
+        if (vector && this.embedder) ({ rows, items } = await this.queryPage(runner, plan, vector, this.embedder, now));
+        else {
+          rows = await this.searchRows(runner, plan, now, false);
+          items = rows.map(itemOf);
+        }
         if (this.refreshes(plan)) {
           for (const row of rows) {
             if (row.ttl_minutes !== null) refresh.push({ path: textOf(row.ns_path), key: textOf(row.item_key) });
@@ -224,6 +244,14 @@ export class DrizzleStore extends BaseStore {
       case "list":
         return this.runList(runner, plan, now);
     }
+  }
+
+  /** A page of a search with a query: through the native index when it serves it, else exact. */
+  private async queryPage(runner: Runner, plan: SearchPlan, vector: number[], embedder: Embedder, now: number) {
+    const page = (await this.native?.active()) ? await this.native?.search(runner, plan, vector, now) : undefined;
+    if (page) return page;
+    const candidates = await this.searchRows(runner, plan, now, true);
+    return rankPage(candidates, vector, embedder.dims, plan.offset, plan.limit);
   }
 
   /**
@@ -320,6 +348,7 @@ export class DrizzleStore extends BaseStore {
 
   /** Removes the expired items; returns how many. */
   async sweepExpiredItems(): Promise<number> {
+    if (this.native && (await this.native.active())) return this.native.sweep(this.clock());
     return this.store.executor.run(sweepStatement(this.store, this.clock()));
   }
 

@@ -10,6 +10,7 @@ import { getTextAtPath, type SearchItem } from "@langchain/langgraph-checkpoint"
 import { describeValue, InvalidInputError, SerializationError } from "../../errors.js";
 import type { Row } from "../../sql/executor.js";
 import { comparePaths } from "./namespaces.js";
+import type { StoreNativeIndex } from "./native-index/options.js";
 import type { PutPlan } from "./operations.js";
 import { itemOf, textOf } from "./statements.js";
 
@@ -25,6 +26,13 @@ export interface StoreIndexOptions {
   embed?: EmbedFunction;
   /** Paths in a value whose text is embedded ("$": the whole value); default ["$"]. */
   fields?: string[];
+  /**
+   * Search through the database's native vector index (approximate: pgvector, libSQL's
+   * vector index, sqlite-vec) instead of the exact search; see docs/store.md. `true`
+   * requires it (a `VectorIndexError` where there is none), `"if-available"` uses it where
+   * there is one. Default: the exact search everywhere.
+   */
+  native?: StoreNativeIndex;
 }
 
 export interface Embedder {
