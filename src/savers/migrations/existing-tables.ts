@@ -2,7 +2,7 @@
  * Stops the first migration when tables of our names exist that our migrations table does
  * not account for (most likely LangGraph's official saver's), before anything changes.
  */
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, MigrationOptions } from "../../dialects/dialect.js";
 import { ExistingTablesError } from "../../errors.js";
 import type { Runner } from "../../sql/executor.js";
@@ -25,10 +25,15 @@ async function existingTables(tx: Runner, dialect: Dialect, names: string[], sch
  * official saver. Creating ours would fail half-way with "already exists" (and on MySQL
  * leave the first tables behind), so stop before changing anything.
  */
-export async function refuseExistingTables(tx: Runner, dialect: Dialect, options: MigrationOptions): Promise<void> {
+export async function refuseExistingTables(
+  tx: Runner,
+  dialect: Dialect,
+  options: MigrationOptions,
+  migrationsTable: SQL,
+): Promise<void> {
   const ours = await existingTables(tx, dialect, [options.migrationsTable], options.migrationsSchema);
   if (ours.length > 0) {
-    const [recorded] = await tx.all(sql`select count(*) as n from ${await dialect.migrationsTable(options)}`);
+    const [recorded] = await tx.all(sql`select count(*) as n from ${migrationsTable}`);
     if (Number(recorded.n) > 0) return;
   }
   const { officialMarker: marker, location, elsewhere } = dialect.foreignTables;

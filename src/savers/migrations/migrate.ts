@@ -53,7 +53,9 @@ export async function migrate(dialect: Dialect, options: MigrationOptions): Prom
   await run(async (tx) => {
     const unlock = await dialect.lockMigrations(tx, options);
     try {
-      await refuseExistingTables(tx, dialect, options);
+      // The table's name as resolved before the transaction: resolving it again here would
+      // query outside the transaction, which a one-connection database (PGlite) waits on forever.
+      await refuseExistingTables(tx, dialect, options, table);
       await tx.script(dialect.createMigrationsTable(table));
       const recorded = await tx.all(sql`select created_at from ${table}`);
       for (const migration of pendingMigrations(
