@@ -1,4 +1,5 @@
 /** The options of `DrizzleStore` and of `DrizzleStore.fromUrl`. */
+import { InvalidInputError } from "../../errors.js";
 import type { EncryptionOptions } from "../../serde/sealing.js";
 import type { UrlDriver } from "../../wiring/connect.js";
 import type { StoreTables } from "../../wiring/registry.js";
@@ -49,4 +50,20 @@ export interface DrizzleStoreOptions {
 export interface StoreFromUrlOptions extends DrizzleStoreOptions {
   /** The driver to open the URL with; by default the first installed one that serves its scheme. */
   driver?: UrlDriver;
+}
+
+/** The `ttl` option checked (positive minutes, a boolean refreshOnRead) and copied. */
+export function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
+  if (ttl === undefined) return {};
+  const positive = (value: unknown, what: string) => {
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value <= 0)) {
+      throw new InvalidInputError(`ttl.${what} must be a positive number of minutes, got ${String(value)}`);
+    }
+  };
+  positive(ttl.defaultTtl, "defaultTtl");
+  positive(ttl.sweepIntervalMinutes, "sweepIntervalMinutes");
+  if (ttl.refreshOnRead !== undefined && typeof ttl.refreshOnRead !== "boolean") {
+    throw new InvalidInputError("ttl.refreshOnRead must be a boolean");
+  }
+  return { ...ttl };
 }

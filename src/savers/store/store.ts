@@ -23,7 +23,12 @@ import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./
 import { NativeSearch } from "./native-index/native-search.js";
 import { nativeIndexOf } from "./native-index/options.js";
 import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
-import type { DrizzleStoreOptions, StoreFromUrlOptions, StoreTtlOptions } from "./options.js";
+import {
+  checkTtlOptions,
+  type DrizzleStoreOptions,
+  type StoreFromUrlOptions,
+  type StoreTtlOptions,
+} from "./options.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
 import { ItemSealing } from "./sealed-items.js";
 import {
@@ -62,21 +67,6 @@ const DEFAULT_SWEEP_MINUTES = 60;
 
 /** Items a batch read that have a ttl to renew. */
 type Refresh = { path: string; key: string }[];
-
-function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
-  if (ttl === undefined) return {};
-  const positive = (value: unknown, what: string) => {
-    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value <= 0)) {
-      throw new InvalidInputError(`ttl.${what} must be a positive number of minutes, got ${String(value)}`);
-    }
-  };
-  positive(ttl.defaultTtl, "defaultTtl");
-  positive(ttl.sweepIntervalMinutes, "sweepIntervalMinutes");
-  if (ttl.refreshOnRead !== undefined && typeof ttl.refreshOnRead !== "boolean") {
-    throw new InvalidInputError("ttl.refreshOnRead must be a boolean");
-  }
-  return { ...ttl };
-}
 
 /**
  * LangGraph's `BaseStore` on PostgreSQL, MySQL/MariaDB or SQLite through Drizzle, on
