@@ -187,8 +187,10 @@ export interface Dialect {
    * Recomputes the thread's row from its checkpoints (removing it when none is left),
    * in one transaction that first locks the row: it sees every put that committed before.
    * Keeps `pinned`. For operations that removed or added checkpoints outside `put`.
+   * With `skipLocked`, a row another transaction holds (a put in progress, another
+   * process expiring the thread) is left as it is and false returned, without waiting.
    */
-  refreshThread(threadId: string): Promise<void>;
+  refreshThread(threadId: string, options?: { skipLocked?: boolean }): Promise<boolean>;
   /** A multi-row insert that resolves conflicts on the given key. */
   insert(spec: InsertSpec): SQL;
   /** The value compared with the `nsKey` columns for a namespace. */

@@ -17,7 +17,7 @@ import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
 import { mysqlMigrationSteps } from "./mysql-migrations.js";
 import {
   deleteEmptyThread,
-  lockThreadRow,
+  lockForRefresh,
   mysqlThreadLock,
   mysqlThreadPut,
   mysqlThreadRefresh,
@@ -154,7 +154,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
   }
 
   /** A transaction run again when InnoDB chose it as a deadlock victim (rolled back whole). */
-  function transaction(work: (tx: Runner) => Promise<void>): Promise<void> {
+  function transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
     return retryOnConflict(isConflict, () => executor.transaction(work));
   }
 
@@ -212,12 +212,13 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     // UTC_TIMESTAMP changes between statements of a transaction: the checkpoint takes the row's time.
     putTime: (threadId) =>
       sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,
-    refreshThread: (threadId) =>
+    refreshThread: (threadId, { skipLocked = false } = {}) =>
       transaction(async (tx) => {
         // Its lock waits for a put in progress; INSERT ... SELECT then reads the newest rows.
-        await tx.all(lockThreadRow(columns.threads, threadId));
+        if (!(await lockForRefresh(tx, columns.threads, threadId, skipLocked))) return false;
         await tx.run(mysqlThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
         await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
+        return true;
       }),
     insert: (spec) => insertSql(hashed, spec),
     nsKey: sha256,

@@ -19,7 +19,7 @@ import {
 import type { Dialect, MigrationOptions } from "./dialect.js";
 import {
   deleteEmptyThread,
-  lockThreadRow,
+  lockForRefresh,
   onConflictThreadPut,
   onConflictThreadRefresh,
   type ThreadSqlParts,
@@ -174,13 +174,14 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
       ),
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     putTime: () => threadSql.now,
-    refreshThread: (threadId) =>
+    refreshThread: (threadId, { skipLocked = false } = {}) =>
       retryOnConflict(isConflict, () =>
         executor.transaction(async (tx) => {
           // Read committed: each statement after the lock sees what committed before it.
-          await tx.all(lockThreadRow(columns.threads, threadId));
+          if (!(await lockForRefresh(tx, columns.threads, threadId, skipLocked))) return false;
           await tx.run(onConflictThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
           await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
+          return true;
         }),
       ),
     insert: onConflictInsert,

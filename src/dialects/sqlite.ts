@@ -172,7 +172,8 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
     // 'now' changes between statements of a transaction: the checkpoint takes the row's time.
     putTime: (threadId) =>
       sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,
-    // The transaction holds the database's write lock: no put runs meanwhile.
+    // The transaction holds the database's write lock: no put runs meanwhile, and no row
+    // is ever held by another transaction, so there is nothing to skip.
     // A batch runs alone as well.
     refreshThread: async (threadId) => {
       const statements = [
@@ -181,13 +182,14 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       ];
       if (batch) {
         await batch(statements);
-        return;
+        return true;
       }
       await retryOnConflict(isBusy, () =>
         executor.transaction(async (tx) => {
           for (const statement of statements) await tx.run(statement);
         }),
       );
+      return true;
     },
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,

@@ -188,8 +188,11 @@ export class ThreadLifecycle {
     const flush = async () => {
       let handled = 0;
       for (const threadId of batch) {
-        // Idle by its checkpoints' times (the scan's); the claim then re-checks that under the row's lock.
-        await this.dialect.refreshThread(threadId);
+        // Idle by its checkpoints' times (the scan's): the row recomputed from them first,
+        // then the claim re-checks that under the row's lock. A row another transaction holds
+        // is skipped, not waited for: a put in progress makes the thread active, and another
+        // process expiring it handles it (waiting made concurrent expirers go in lockstep).
+        if (!(await this.dialect.refreshThread(threadId, { skipLocked: true }))) continue;
         const outcome = await this.sweeper.handle({ threadId, cutoff }, { strategy, keepLast: 1 });
         if (outcome !== "skipped") handled++;
       }
