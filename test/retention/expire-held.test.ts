@@ -6,49 +6,11 @@
  * (the sweep-race expire test ran past its 60 s under load on MariaDB).
  */
 import { type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
-import mysql from "mysql2/promise";
-import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { freshSaver } from "../helpers/databases.js";
+import { holdThreadRow } from "../helpers/locks.js";
 import { openRaw } from "../lifecycle/support.js";
 import { ageThreads } from "./support.js";
-
-/** Holds `threadId`'s row locked (FOR UPDATE) in a transaction of its own until `release()`. */
-async function holdRow(dialect: "postgres" | "mysql", url: string, threadId: string) {
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  if (dialect === "postgres") {
-    const client = postgres(url, { max: 1, onnotice: () => {} });
-    let locked = () => {};
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const done = client.begin(async (tx) => {
-      await tx`select 1 from checkpoint_threads where thread_id = ${threadId} for update`;
-      locked();
-      await released;
-    });
-    await isLocked;
-    return {
-      release: async () => {
-        release();
-        await done;
-        await client.end();
-      },
-    };
-  }
-  const connection = await mysql.createConnection(url);
-  await connection.beginTransaction();
-  await connection.query("select 1 from checkpoint_threads where thread_id = ? for update", [threadId]);
-  return {
-    release: async () => {
-      await connection.commit();
-      await connection.end();
-    },
-  };
-}
 
 describe.each(["postgres", "mysql"] as const)("expireThreads beside a held thread row on %s", (dialect) => {
   it("expires the other idle threads without waiting, and leaves the held one to its holder", async () => {
@@ -77,7 +39,7 @@ describe.each(["postgres", "mysql"] as const)("expireThreads beside a held threa
         );
       }
       await ageThreads(raw, threads, 2);
-      const holder = await holdRow(dialect, url, "idle-held");
+      const release = await holdThreadRow(dialect, url, "idle-held");
       let expired: number;
       try {
         // Waiting for the holder would outlast this: InnoDB waits 50 s for a row lock, PostgreSQL forever.
@@ -86,7 +48,7 @@ describe.each(["postgres", "mysql"] as const)("expireThreads beside a held threa
         );
         expired = await Promise.race([saver.expireThreads({ idleSince: new Date(Date.now() - 3_600_000) }), timeout]);
       } finally {
-        await holder.release();
+        await release();
       }
       expect(expired).toBe(3);
       const left = await raw.query("select thread_id from checkpoint_threads order by thread_id");

@@ -8,11 +8,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CheckpointMetadata, type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint";
-import mysql from "mysql2/promise";
-import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { type DrizzleSaver, importThreads, MissingParentError } from "../../src/index.js";
-import { DIALECTS, type DialectName } from "../helpers/databases.js";
+import { DIALECTS } from "../helpers/databases.js";
+import { holdThreadRow } from "../helpers/locks.js";
 import { channelValue, checkpointOf, describeError } from "../reliability/helpers.js";
 import { freshTargets, writeSyntheticFile } from "./support.js";
 
@@ -20,47 +19,6 @@ const dir = mkdtempSync(join(tmpdir(), "lgcd-replace-race-"));
 const target = freshTargets();
 const ITERATIONS = 5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Holds the thread's row locked (FOR UPDATE) on a connection of its own until the returned
- * release is called: a put then waits inside its unit (on PostgreSQL possibly holding its
- * parent's share lock already), so the replace meets it in flight. SQLite has one writer
- * and nothing to hold: the put and the replace are only started together.
- */
-async function holdThreadRow(dialect: DialectName, url: string, threadId: string): Promise<() => Promise<void>> {
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  if (dialect === "postgres") {
-    const client = postgres(url, { max: 1, onnotice: () => {} });
-    let locked = () => {};
-    const lockTaken = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const held = client.begin(async (tx) => {
-      await tx`select 1 from checkpoint_threads where thread_id = ${threadId} for update`;
-      locked();
-      await released;
-    });
-    await lockTaken;
-    return async () => {
-      release();
-      await held;
-      await client.end();
-    };
-  }
-  if (dialect === "mysql") {
-    const connection = await mysql.createConnection(url);
-    await connection.query("start transaction");
-    await connection.query("select 1 from checkpoint_threads where thread_id = ? for update", [threadId]);
-    return async () => {
-      await connection.query("commit");
-      await connection.end();
-    };
-  }
-  return async () => {};
-}
 
 /** Problems of a thread's checkpoints: a value named but not read, a parent missing. */
 function broken(tuples: CheckpointTuple[]): string[] {
