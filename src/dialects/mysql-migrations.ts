@@ -45,6 +45,9 @@ function errno(error: unknown): unknown {
 
 const PROGRESS = /^in progress: (\d+) statements done$/;
 
+/** The trigger a CREATE TRIGGER statement makes (its quoted name), after any leading comment. */
+const CREATE_TRIGGER = /^(?:\s*--[^\n]*\n)*\s*create\s+trigger\s+(`[^`]+`)/i;
+
 /**
  * Applies one migration's statements, resuming after the last one a killed run
  * recorded, then turns its progress row into the row recording it as applied (one
@@ -62,6 +65,11 @@ async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta):
     await tx.run(sql`insert into ${table} (hash, created_at) values (${"in progress: 0 statements done"}, ${key})`);
   }
   for (let i = done; i < statements.length; i++) {
+    // A CREATE TRIGGER cut short by a kill can leave its trigger with an empty body (every
+    // later insert then fails: "Unknown trigger has an error in its body"), which "already
+    // exists" would keep: the resumed statement drops it first and creates it whole.
+    const trigger = resumed && i === done ? CREATE_TRIGGER.exec(statements[i])?.[1] : undefined;
+    if (trigger) await tx.script(sql.raw(`drop trigger if exists ${trigger}`));
     try {
       await tx.script(sql.raw(statements[i]));
     } catch (error) {
