@@ -1,7 +1,7 @@
 /** Pieces the native vector indexes (pg-vectors.ts, libsql-vectors.ts, sqlite-vec-vectors.ts) share. */
 import { getTableName, type SQL, sql, type Table } from "drizzle-orm";
 import { VectorIndexError } from "../errors.js";
-import type { Statement } from "../sql/statements.js";
+import { inPieces, type Statement } from "../sql/statements.js";
 import type { ItemKey } from "./store-vectors.js";
 
 /** Rows per statement of a vector write: far below every family's parameter limit. */
@@ -21,21 +21,11 @@ function itemsIn(items: ItemKey[]): SQL {
 
 /** Statements `build(predicate)` for the items in pieces, each predicate naming up to ROWS_PER_STATEMENT items. */
 export function forItems(items: ItemKey[], build: (predicate: SQL) => Statement[]): Statement[] {
-  const statements: Statement[] = [];
-  for (let start = 0; start < items.length; start += ROWS_PER_STATEMENT) {
-    statements.push(...build(itemsIn(items.slice(start, start + ROWS_PER_STATEMENT))));
-  }
-  return statements;
+  return inChunks(items).flatMap((piece) => build(itemsIn(piece)));
 }
 
 /** The rows in pieces of ROWS_PER_STATEMENT. */
-export function inChunks<T>(rows: T[]): T[][] {
-  const chunks: T[][] = [];
-  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-    chunks.push(rows.slice(start, start + ROWS_PER_STATEMENT));
-  }
-  return chunks;
-}
+export const inChunks = <T>(rows: T[]): T[][] => inPieces(rows, ROWS_PER_STATEMENT);
 
 /** The float32 bytes of a vector, as SQLite binds them (little-endian on every platform Node runs on). */
 export const vectorBytes = (vector: Float32Array): Buffer =>
