@@ -1,7 +1,7 @@
 /**
  * Encryption at rest, its cost: the same saver with and without `encryption`, on SQLite
- * and PostgreSQL, measured in interleaved rounds (plain, encrypted, encrypted, plain, ...)
- * so load from other jobs falls on both alike. Writes: put + putWrites of the
+ * and PostgreSQL, and without the memory of opened values (cacheBytes 0), measured in
+ * interleaved rounds (the order rotating each round) so load from other jobs falls on all alike. Writes: put + putWrites of the
  * growing-message workload; reads: getTuple of a thread's latest checkpoint.
  *
  *   npm run bench:encryption        # BENCH_ROUNDS (default 8) x BENCH_THREADS (default 20) x 10 steps
@@ -41,38 +41,54 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-async function compare(family: string, plain: Subject, encrypted: Subject): Promise<void> {
+/** Per round, time encrypted / plain for writes and getTuple, for each encrypted subject. */
+async function compare(family: string, plain: Subject, encrypted: Subject[]): Promise<void> {
+  const subjects = [plain, ...encrypted];
   // A warm-up round each, not counted (JIT, caches, the first statements prepared).
-  await round(plain, ROUNDS * 2);
-  await round(encrypted, ROUNDS * 2 + 1);
-  const writes: number[] = [];
-  const reads: number[] = [];
+  for (const [i, subject] of subjects.entries()) await round(subject, ROUNDS * 2 + i);
+  const writes = encrypted.map((): number[] => []);
+  const reads = encrypted.map((): number[] => []);
   for (let n = 0; n < ROUNDS; n++) {
-    const order = n % 2 === 0 ? [plain, encrypted] : [encrypted, plain];
+    // Rotated order, so no subject always runs first or last.
+    const order = subjects.map((_, i) => subjects[(i + n) % subjects.length]);
     const results = new Map<Subject, Round>();
     for (const subject of order) results.set(subject, await round(subject, n));
     const p = results.get(plain) as Round;
-    const e = results.get(encrypted) as Round;
-    writes.push(e.writeMs / p.writeMs);
-    reads.push(e.readMs / p.readMs);
-    process.stderr.write(
-      `${family} round ${n}: writes ${p.writeMs.toFixed(0)} / ${e.writeMs.toFixed(0)} ms, getTuple ${p.readMs.toFixed(0)} / ${e.readMs.toFixed(0)} ms (plain / encrypted)\n`,
-    );
+    for (const [i, subject] of encrypted.entries()) {
+      const e = results.get(subject) as Round;
+      writes[i].push(e.writeMs / p.writeMs);
+      reads[i].push(e.readMs / p.readMs);
+    }
+    const times = subjects.map((subject) => {
+      const r = results.get(subject) as Round;
+      return `${subject.name} ${r.writeMs.toFixed(0)}/${r.readMs.toFixed(0)}`;
+    });
+    process.stderr.write(`${family} round ${n} (writes/getTuple ms): ${times.join(", ")}\n`);
   }
   const range = (r: number[]) => `${Math.min(...r).toFixed(2)}..${Math.max(...r).toFixed(2)}`;
-  console.log(
-    `${family}: write time encrypted / plain median ${median(writes).toFixed(3)} (rounds ${range(writes)}); getTuple time median ${median(reads).toFixed(3)} (rounds ${range(reads)}); ${ROUNDS} rounds of ${THREADS} threads x ${STEPS} steps and ${READS} getTuple`,
-  );
+  for (const [i, subject] of encrypted.entries()) {
+    console.log(
+      `${family}, ${subject.label}: write time encrypted / plain median ${median(writes[i]).toFixed(3)} (rounds ${range(writes[i])}); getTuple time median ${median(reads[i]).toFixed(3)} (rounds ${range(reads[i])}); ${ROUNDS} rounds of ${THREADS} threads x ${STEPS} steps and ${READS} getTuple`,
+    );
+  }
 }
 
 const workspace = new Workspace({ pgUrl: process.env.PG_URL });
 try {
-  const sqlite = [await oursSqlite(workspace), await oursSqlite(workspace, true)];
-  await compare("SQLite", sqlite[0], sqlite[1]);
+  const sqlite = [
+    await oursSqlite(workspace),
+    await oursSqlite(workspace, true),
+    await oursSqlite(workspace, "no-cache"),
+  ];
+  await compare("SQLite", sqlite[0], sqlite.slice(1));
   for (const subject of sqlite) await subject.close();
   if (process.env.PG_URL) {
-    const pg = [await oursPostgres(workspace), await oursPostgres(workspace, true)];
-    await compare("PostgreSQL", pg[0], pg[1]);
+    const pg = [
+      await oursPostgres(workspace),
+      await oursPostgres(workspace, true),
+      await oursPostgres(workspace, "no-cache"),
+    ];
+    await compare("PostgreSQL", pg[0], pg.slice(1));
     for (const subject of pg) await subject.close();
   }
 } finally {

@@ -363,13 +363,23 @@ function pgHelpers(admin: Sql, tables: string[], local: boolean) {
 /** The key of the encrypted subjects (encryption at rest, docs/encryption.md): random per run. */
 const BENCH_ENCRYPTION = { keys: { bench: randomBytes(32) }, activeKeyId: "bench" };
 
+/** Encryption of an "ours" subject: off, on, or on without the memory of opened values (`cacheBytes: 0`). */
+export type Encrypted = boolean | "no-cache";
+
 /** The options of an "ours" subject, with encryption on for the "-enc" ones. */
-function subjectOptions(encrypted: boolean): DrizzleSaverOptions {
-  return encrypted ? { ...oursOptions(), encryption: BENCH_ENCRYPTION } : oursOptions();
+function subjectOptions(encrypted: Encrypted): DrizzleSaverOptions {
+  if (!encrypted) return oursOptions();
+  const encryption = encrypted === "no-cache" ? { ...BENCH_ENCRYPTION, cacheBytes: 0 } : BENCH_ENCRYPTION;
+  return { ...oursOptions(), encryption };
 }
 
-export async function oursPostgres(workspace: Workspace, encrypted = false): Promise<Subject> {
-  const url = await workspace.pgDatabase(encrypted ? "ours_enc" : "ours");
+/** The suffix of an "ours" subject's name and database. */
+function encryptedSuffix(encrypted: Encrypted): string {
+  return !encrypted ? "" : encrypted === "no-cache" ? "-enc-nocache" : "-enc";
+}
+
+export async function oursPostgres(workspace: Workspace, encrypted: Encrypted = false): Promise<Subject> {
+  const url = await workspace.pgDatabase(`ours${encryptedSuffix(encrypted).replaceAll("-", "_")}`);
   // What DrizzleSaver.fromUrl opens, plus a logger that lets the report explain the filter query.
   const client = postgres(url, POSTGRES_OPTIONS);
   const capture = new QueryCapture();
@@ -381,8 +391,8 @@ export async function oursPostgres(workspace: Workspace, encrypted = false): Pro
     return pgExplain(admin, query, params);
   };
   return {
-    name: encrypted ? "ours-pg-enc" : "ours-pg",
-    label: `DrizzleSaver, PostgreSQL (postgres.js)${encrypted ? ", encrypted" : ""}`,
+    name: `ours-pg${encryptedSuffix(encrypted)}`,
+    label: `DrizzleSaver, PostgreSQL (postgres.js)${encrypted ? ", encrypted" : ""}${encrypted === "no-cache" ? " (cacheBytes 0)" : ""}`,
     family: "postgres",
     official: false,
     saver,
@@ -598,8 +608,8 @@ function oursOptions(): DrizzleSaverOptions {
   return incremental === undefined || incremental === "" ? {} : { incrementalValues: Number(incremental) };
 }
 
-export async function oursSqlite(workspace: Workspace, encrypted = false): Promise<Subject> {
-  const db = openSqlite(workspace.sqliteFile(encrypted ? "ours-enc" : "ours"));
+export async function oursSqlite(workspace: Workspace, encrypted: Encrypted = false): Promise<Subject> {
+  const db = openSqlite(workspace.sqliteFile(`ours${encryptedSuffix(encrypted)}`));
   const capture = new QueryCapture();
   const saver = new DrizzleSaver(drizzleSqlite(db, { logger: capture }), subjectOptions(encrypted));
   await saver.setup();
@@ -609,8 +619,8 @@ export async function oursSqlite(workspace: Workspace, encrypted = false): Promi
     return helpers.explainSql(query, params);
   };
   return {
-    name: encrypted ? "ours-sqlite-enc" : "ours-sqlite",
-    label: `DrizzleSaver, SQLite (better-sqlite3)${encrypted ? ", encrypted" : ""}`,
+    name: `ours-sqlite${encryptedSuffix(encrypted)}`,
+    label: `DrizzleSaver, SQLite (better-sqlite3)${encrypted ? ", encrypted" : ""}${encrypted === "no-cache" ? " (cacheBytes 0)" : ""}`,
     family: "sqlite",
     official: false,
     saver,

@@ -12,6 +12,7 @@
  */
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomFillSync } from "node:crypto";
 import { DecryptionError, InvalidInputError, MissingKeyError } from "../errors.js";
+import { OpenedValues } from "./opened-values.js";
 
 /** The prefix of a sealed value's stored type; the version is part of it so a later format can coexist. */
 export const SEALED_TYPE_PREFIX = "enc1.";
@@ -32,7 +33,15 @@ export interface EncryptionOptions {
    * was turned on) instead of refusing them. New values are sealed all the same.
    */
   allowPlaintext?: boolean;
+  /**
+   * Bytes of recently sealed or opened values kept in process memory (sealed and plain),
+   * so reading back what was just written, or a chain's bases again, skips the cipher.
+   * Default 16 MiB; 0 keeps no plaintext beyond the call that needs it.
+   */
+  cacheBytes?: number;
 }
+
+const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Where a value belongs, as the strings that name it (e.g. kind, thread, namespace,
@@ -40,10 +49,18 @@ export interface EncryptionOptions {
  */
 export type Place = readonly string[];
 
-/** The associated data of a value: format, key id, inner type and place, each part length-prefixed. */
-function associatedData(keyId: string, type: string, place: Place): Buffer {
-  // One allocation, strings written in place: this runs for every value sealed or opened.
-  const parts = [FORMAT, keyId, type, ...place];
+/** Four characters holding a 32-bit length big-endian, for latin1 encoding. */
+function lengthPrefix(n: number): string {
+  return String.fromCharCode((n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255);
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 127) return false;
+  return true;
+}
+
+/** The associated data with UTF-8 parts of any text: each part's byte length, then its bytes. */
+function associatedDataUtf8(parts: readonly string[]): Buffer {
   let size = 0;
   for (const part of parts) size += 4 + Buffer.byteLength(part, "utf8");
   const out = Buffer.allocUnsafe(size);
@@ -54,6 +71,21 @@ function associatedData(keyId: string, type: string, place: Place): Buffer {
     at += 4 + length;
   }
   return out;
+}
+
+/**
+ * The associated data of a value: format, key id, inner type and place, each part
+ * length-prefixed. This runs for every value sealed or opened: ASCII parts (the common
+ * case, where characters are bytes) are joined as text and encoded once.
+ */
+function associatedData(keyId: string, type: string, place: Place): Buffer {
+  const parts = [FORMAT, keyId, type, ...place];
+  let text = "";
+  for (const part of parts) {
+    if (!isAscii(part)) return associatedDataUtf8(parts);
+    text += lengthPrefix(part.length) + part;
+  }
+  return Buffer.from(text, "latin1");
 }
 
 /** Whether a stored type names a sealed value. */
@@ -99,9 +131,14 @@ function keyBytes(keyId: string, key: Uint8Array | string): Buffer {
   return bytes;
 }
 
+function describe(where: string | (() => string)): string {
+  return typeof where === "string" ? where : where();
+}
+
 /** Seals and opens values with a set of keys; new values are sealed with the active one. */
 export class Sealer {
   private readonly keys = new Map<string, KeyObject>();
+  private readonly opened: OpenedValues;
   readonly activeKeyId: string;
   readonly allowPlaintext: boolean;
 
@@ -120,6 +157,11 @@ export class Sealer {
     }
     this.activeKeyId = options.activeKeyId;
     this.allowPlaintext = options.allowPlaintext === true;
+    const cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
+    if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
+      throw new InvalidInputError(`encryption: cacheBytes must be a whole number of bytes, 0 or more`);
+    }
+    this.opened = new OpenedValues(cacheBytes);
   }
 
   /** Seals `bytes` of serializer type `type` for `place` with the active key: the stored type and bytes. */
@@ -135,47 +177,58 @@ export class Sealer {
     cipher.setAAD(associatedData(this.activeKeyId, type, place));
     const body = cipher.update(bytes);
     const final = cipher.final();
-    return [sealedType, Buffer.concat([nonce, body, final, cipher.getAuthTag()])];
+    const sealed = Buffer.concat([nonce, body, final, cipher.getAuthTag()]);
+    this.opened.remember(sealedType, sealed, place, type, bytes);
+    return [sealedType, sealed];
   }
 
   /**
    * Opens a stored value for `place`: the serializer's type and bytes. A plaintext type
    * passes only with allowPlaintext (rekey passes it to seal such rows); `where`
-   * describes the place in errors.
+   * describes the place in errors (a function: built only when one is thrown).
    */
   open(
     storedType: string,
     bytes: Uint8Array,
     place: Place,
-    where: string,
+    where: string | (() => string),
     allowPlaintext = this.allowPlaintext,
   ): [string, Uint8Array] {
     const sealed = parseSealedType(storedType);
     if (!sealed) {
       if (allowPlaintext) return [storedType, bytes];
       throw new DecryptionError(
-        `${where} is stored in the clear and encryption is on; refusing it (allowPlaintext: true reads such rows while migrating, and the rekey command seals them)`,
+        `${describe(where)} is stored in the clear and encryption is on; refusing it (allowPlaintext: true reads such rows while migrating, and the rekey command seals them)`,
       );
     }
     const key = this.keys.get(sealed.keyId);
     if (!key) {
       throw new MissingKeyError(
         sealed.keyId,
-        `${where} is sealed with key "${sealed.keyId}", which is not among the keys given`,
+        `${describe(where)} is sealed with key "${sealed.keyId}", which is not among the keys given`,
       );
     }
     if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where);
     const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const known = this.opened.get(storedType, data, place);
+    if (known) return known;
     try {
       const decipher = createDecipheriv("aes-256-gcm", key, data.subarray(0, NONCE_BYTES));
       decipher.setAAD(associatedData(sealed.keyId, sealed.type, place));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const body = decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES));
       const final = decipher.final();
-      return [sealed.type, final.length === 0 ? body : Buffer.concat([body, final])];
+      const plain = final.length === 0 ? body : Buffer.concat([body, final]);
+      this.opened.remember(storedType, data, place, sealed.type, plain);
+      return [sealed.type, plain];
     } catch (error) {
       throw this.tampered(where, error);
     }
+  }
+
+  /** How the memory of opened values (`cacheBytes`) is doing: hits, misses, entries and bytes held. */
+  cacheStats(): { hits: number; misses: number; entries: number; bytes: number } {
+    return this.opened.stats();
   }
 
   /** Whether a stored type is sealed with the active key (nothing to re-seal). */
@@ -183,9 +236,9 @@ export class Sealer {
     return parseSealedType(storedType)?.keyId === this.activeKeyId;
   }
 
-  private tampered(where: string, cause?: unknown): DecryptionError {
+  private tampered(where: string | (() => string), cause?: unknown): DecryptionError {
     return new DecryptionError(
-      `${where} fails its integrity check: it was changed, or copied from another place (thread, channel, checkpoint, store namespace or key)`,
+      `${describe(where)} fails its integrity check: it was changed, or copied from another place (thread, channel, checkpoint, store namespace or key)`,
       { cause },
     );
   }

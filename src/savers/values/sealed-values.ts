@@ -49,8 +49,10 @@ export class ValueSealing {
     const threadId = row.thread_id as string;
     const ns = row.checkpoint_ns as string;
     const place = blobPlace(threadId, ns, row.channel as string, String(row.version), chainText(row.delta_chain));
-    const at = checkpointId === undefined ? "" : `, checkpoint ${JSON.stringify(checkpointId)}`;
-    const where = `the value of channel ${JSON.stringify(row.channel)} (version ${JSON.stringify(String(row.version))}) of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}${at}`;
+    const where = () => {
+      const at = checkpointId === undefined ? "" : `, checkpoint ${JSON.stringify(checkpointId)}`;
+      return `the value of channel ${JSON.stringify(row.channel)} (version ${JSON.stringify(String(row.version))}) of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}${at}`;
+    };
     const [type, data] = (this.sealer as Sealer).open(String(row.type), asBytes(row.data), place, where);
     return { ...row, type, data };
   }
@@ -60,7 +62,8 @@ export class ValueSealing {
     if (!this.needsOpening(row)) return row;
     const { threadId, ns, checkpointId } = key;
     const place = writePlace(threadId, ns, checkpointId, row.task_id as string, Number(row.idx), row.channel as string);
-    const where = `the pending write of task ${JSON.stringify(row.task_id)} to channel ${JSON.stringify(row.channel)} of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}, checkpoint ${JSON.stringify(checkpointId)}`;
+    const where = () =>
+      `the pending write of task ${JSON.stringify(row.task_id)} to channel ${JSON.stringify(row.channel)} of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}, checkpoint ${JSON.stringify(checkpointId)}`;
     const [type, data] = (this.sealer as Sealer).open(String(row.type), asBytes(row.data), place, where);
     return { ...row, type, data };
   }

@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { DecryptionError, InvalidInputError, Sealer } from "../../src/index.js";
+import { freshSaver } from "../helpers/databases.js";
+import { KEY_1, TEST_ENCRYPTION } from "./keys.js";
+
+/**
+ * The Sealer's memory of values it sealed or opened (encryption.cacheBytes): a hit returns
+ * exactly what opening would, never masks a changed or moved value, and stays in its bound.
+ */
+const PLACE = ["blob", "thread-1", "", "messages", "7", ""];
+
+function sealer(cacheBytes?: number): Sealer {
+  return new Sealer({ ...TEST_ENCRYPTION, ...(cacheBytes === undefined ? {} : { cacheBytes }) });
+}
+
+describe("the memory of opened values", () => {
+  it("reads back a value it sealed without the cipher, as a copy the caller may change", () => {
+    const writer = sealer();
+    const [storedType, sealed] = writer.seal("msgpack", Buffer.from("hello"), PLACE);
+    const [type, plain] = writer.open(storedType, Buffer.from(sealed), PLACE, "the value");
+    expect([type, Buffer.from(plain).toString()]).toEqual(["msgpack", "hello"]);
+    expect(writer.cacheStats()).toMatchObject({ hits: 1, misses: 0, entries: 1 });
+    plain[0] = 0x58;
+    expect(Buffer.from(writer.open(storedType, sealed, PLACE, "the value")[1]).toString()).toBe("hello");
+    // A Sealer that never saw it opens the same bytes to the same value.
+    const reader = sealer();
+    expect(Buffer.from(reader.open(storedType, sealed, PLACE, "the value")[1]).toString()).toBe("hello");
+    expect(reader.cacheStats()).toMatchObject({ hits: 0, misses: 1, entries: 1 });
+  });
+
+  it("never serves a changed byte, another place or another stored type: those are opened and refused", () => {
+    const memory = sealer();
+    const [storedType, sealed] = memory.seal("msgpack", Buffer.from("secret"), PLACE);
+    const flipped = Buffer.from(sealed);
+    flipped[14] ^= 1;
+    expect(() => memory.open(storedType, flipped, PLACE, "flipped")).toThrow(DecryptionError);
+    expect(() => memory.open(storedType, sealed, [...PLACE.slice(0, 4), "8", ""], "moved")).toThrow(DecryptionError);
+    expect(() => memory.open(storedType, sealed, [...PLACE, ""], "longer place")).toThrow(DecryptionError);
+    expect(() => memory.open("enc1.k1:json", sealed, PLACE, "retyped")).toThrow(DecryptionError);
+    expect(memory.cacheStats()).toMatchObject({ hits: 0, misses: 4 });
+  });
+
+  it("keeps within cacheBytes, oldest out first, and keeps nothing with cacheBytes: 0", () => {
+    const bound = 64 * 1024;
+    const memory = sealer(bound);
+    const values = Array.from({ length: 200 }, (_, i) =>
+      memory.seal("msgpack", Buffer.alloc(1000, i), [...PLACE.slice(0, 4), String(i), ""]),
+    );
+    const stats = memory.cacheStats();
+    expect(stats.bytes).toBeLessThanOrEqual(bound);
+    expect(stats.entries).toBeGreaterThan(10);
+    expect(stats.entries).toBeLessThan(200);
+    const open = (i: number) => memory.open(values[i][0], values[i][1], [...PLACE.slice(0, 4), String(i), ""], "v");
+    expect(open(199)[1]).toEqual(Buffer.alloc(1000, 199));
+    expect(open(0)[1]).toEqual(Buffer.alloc(1000, 0));
+    expect(memory.cacheStats()).toMatchObject({ hits: stats.hits + 1, misses: stats.misses + 1 });
+
+    const none = sealer(0);
+    const [storedType, sealed] = none.seal("msgpack", Buffer.from("x"), PLACE);
+    none.open(storedType, sealed, PLACE, "v");
+    expect(none.cacheStats()).toEqual({ hits: 0, misses: 0, entries: 0, bytes: 0 });
+  });
+
+  it("opens values sealed by the released format (fixed vectors), ASCII places and others", () => {
+    // Sealed with KEY_1 by the code of 0.x before the associated data was built as one text.
+    const vectors: [string[], string][] = [
+      [["blob", "thread-1", "", "messages", "7", ""], "qqrl+7GyIkXISprQuW+PF4jyXjgIvBZrjSo++rMBAtscCgf1xAkezk8="],
+      [
+        ["write", "thr\u00ebad-\u00fc", "ns", "cp", "task", "0", "ch\u00e4nnel"],
+        "5TJkFiMRaXDfzeun7v9tyWdtbR2P9HXLzATvMWoWCYkpxUVgv/UsF40=",
+      ],
+    ];
+    for (const [place, data] of vectors) {
+      const [type, plain] = sealer().open("enc1.k1:msgpack", Buffer.from(data, "base64"), place, "the vector");
+      expect([type, Buffer.from(plain).toString()]).toEqual(["msgpack", "sealed by 0.x"]);
+    }
+  });
+
+  it("refuses a cacheBytes that is not a whole number of bytes", () => {
+    for (const cacheBytes of [-1, 1.5, Number.NaN]) {
+      expect(() => new Sealer({ keys: { k1: KEY_1 }, activeKeyId: "k1", cacheBytes })).toThrow(InvalidInputError);
+    }
+  });
+
+  it("a saver reading back what it wrote runs no cipher: every value of the tuple comes from memory", async () => {
+    const { saver } = await freshSaver("sqlite", { encryption: TEST_ENCRYPTION });
+    try {
+      const config = await saver.put(
+        { configurable: { thread_id: "t", checkpoint_ns: "" } },
+        {
+          v: 4,
+          id: "1ef00000-0000-6000-8000-000000000001",
+          ts: new Date().toISOString(),
+          channel_values: { a: "one", b: ["two"] },
+          channel_versions: { a: 1, b: 1 },
+          versions_seen: {},
+        },
+        { source: "loop", step: 0, parents: {} },
+        { a: 1, b: 1 },
+      );
+      await saver.putWrites(config, [["a", "pending"]], "task");
+      const stats = (saver as unknown as { sealing: { sealer: Sealer } }).sealing.sealer;
+      const before = stats.cacheStats();
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.checkpoint.channel_values).toEqual({ a: "one", b: ["two"] });
+      expect(tuple?.pendingWrites).toEqual([["task", "a", "pending"]]);
+      expect(stats.cacheStats()).toMatchObject({ hits: before.hits + 3, misses: before.misses });
+    } finally {
+      await saver.close();
+    }
+  });
+});
