@@ -81,7 +81,8 @@ describe.each(DIALECTS)("store ttl on %s", (dialect) => {
     clock.tick(2 * MINUTE);
     const before = await count();
     store.start();
-    const sweeper = (store as unknown as { sweeper: { timer: NodeJS.Timeout; pass?: Promise<unknown> } }).sweeper;
+    type Running = { timer: NodeJS.Timeout; pass?: Promise<unknown> };
+    const sweeper = (store as unknown as { sweeper: { running: Running } }).sweeper.running;
     expect(sweeper.timer.hasRef()).toBe(false);
     await sweeper.pass;
     await store.stop();

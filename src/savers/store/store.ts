@@ -13,43 +13,32 @@ import {
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../../errors.js";
 import { Sealer } from "../../serde/sealing.js";
-import type { Row, Runner } from "../../sql/executor.js";
+import type { Runner } from "../../sql/executor.js";
 import { connect } from "../../wiring/connect.js";
 import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
 import { vectorIndexOf } from "../../wiring/vector-indexes.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
-import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
 import { NativeSearch } from "./native-index/native-search.js";
 import { nativeIndexOf } from "./native-index/options.js";
-import { type ListPlan, lastPuts, type Plan, planBatch, type SearchPlan } from "./operations.js";
+import { lastPuts, planBatch } from "./operations.js";
 import {
   checkTtlOptions,
   type DrizzleStoreOptions,
   type StoreFromUrlOptions,
   type StoreTtlOptions,
 } from "./options.js";
+import { type Refresh, StoreReader } from "./reads.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
 import { ItemSealing } from "./sealed-items.js";
-import {
-  candidatesStatement,
-  getStatement,
-  itemOf,
-  namespacesStatement,
-  type PutRow,
-  refreshStatements,
-  searchStatement,
-  sweepStatement,
-  textOf,
-  writeStatements,
-} from "./statements.js";
+import { type PutRow, refreshStatements, sweepStatement, writeStatements } from "./statements.js";
+import { Sweeper } from "./sweeper.js";
 import {
   type Embedder,
   type EmbedFunction,
   embedderOf,
   embedPuts,
   embedQuery,
-  rankPage,
   type StoreIndexOptions,
 } from "./vectors.js";
 
@@ -65,9 +54,6 @@ export type {
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
 
-/** Items a batch read that have a ttl to renew. */
-type Refresh = { path: string; key: string }[];
-
 /**
  * LangGraph's `BaseStore` on PostgreSQL, MySQL/MariaDB or SQLite through Drizzle, on
  * every driver `DrizzleSaver` supports. Pass it to `compile({ store })`.
@@ -81,6 +67,8 @@ export class DrizzleStore extends BaseStore {
   private readonly sealing: ItemSealing;
   /** The native vector index (`index.native`), undefined for the exact search. */
   private readonly native: NativeSearch | undefined;
+  private readonly reader: StoreReader;
+  private readonly sweeper: Sweeper;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
@@ -102,6 +90,9 @@ export class DrizzleStore extends BaseStore {
     const native = this.embedder && nativeIndexOf(options.index?.native, () => vectorIndexOf(resolved));
     this.native =
       native && this.embedder && new NativeSearch(this.store, native.index, this.embedder.dims, native.settings);
+    this.reader = new StoreReader(this.store, this.sealing, this.embedder, this.native, this.ttl.refreshOnRead);
+    const sweepMinutes = this.ttl.sweepIntervalMinutes ?? DEFAULT_SWEEP_MINUTES;
+    this.sweeper = new Sweeper(() => this.sweepExpiredItems(), sweepMinutes * MINUTE_MS);
     this.migrations = new Migrations(resolved.dialect, {
       folder: findMigrationsFolder(resolved.migrations),
       ownTables: options.tables !== undefined,
@@ -182,7 +173,7 @@ export class DrizzleStore extends BaseStore {
     const reads = async (runner: Runner) => {
       const results: unknown[] = [];
       const refresh: Refresh = [];
-      for (const plan of plans) results.push(await this.read(runner, plan, now, refresh, queries));
+      for (const plan of plans) results.push(await this.reader.read(runner, plan, now, refresh, queries));
       // After the reads, so none of them sees a renewed expiry; updated_at stays.
       for (const statement of refreshStatements(this.store, refresh, now)) await runner.run(statement);
       return results;
@@ -193,91 +184,6 @@ export class DrizzleStore extends BaseStore {
       return plans.map(() => undefined) as OperationResults<Op>;
     }
     return (await this.store.unit(reads, writes)) as OperationResults<Op>;
-  }
-
-  private refreshes(plan: { refreshTtl?: boolean }): boolean {
-    return plan.refreshTtl ?? this.ttl.refreshOnRead ?? true;
-  }
-
-  private async read(
-    runner: Runner,
-    plan: Plan,
-    now: number,
-    refresh: Refresh,
-    queries: Map<string, number[]>,
-  ): Promise<unknown> {
-    switch (plan.kind) {
-      case "put":
-        return undefined;
-      case "get": {
-        const [row] = await runner.all(getStatement(this.store, plan, now));
-        if (row && row.ttl_minutes !== null && this.refreshes(plan)) refresh.push({ path: plan.path, key: plan.key });
-        return row ? itemOf(this.sealing.open(row)) : null;
-      }
-      case "search": {
-        if (plan.limit === 0) return [];
-        const vector = plan.query === undefined ? undefined : queries.get(plan.query);
-        let rows: Row[];
-        let items: SearchItem[];
-        if (vector && this.embedder) ({ rows, items } = await this.queryPage(runner, plan, vector, this.embedder, now));
-        else {
-          rows = await this.searchRows(runner, plan, now, false);
-          items = rows.map(itemOf);
-        }
-        if (this.refreshes(plan)) {
-          for (const row of rows) {
-            if (row.ttl_minutes !== null) refresh.push({ path: textOf(row.ns_path), key: textOf(row.item_key) });
-          }
-        }
-        return items;
-      }
-      case "list":
-        return this.runList(runner, plan, now);
-    }
-  }
-
-  /** A page of a search with a query: through the native index when it serves it, else exact. */
-  private async queryPage(runner: Runner, plan: SearchPlan, vector: number[], embedder: Embedder, now: number) {
-    const page = (await this.native?.active()) ? await this.native?.search(runner, plan, vector, now) : undefined;
-    if (page) return page;
-    const candidates = await this.searchRows(runner, plan, now, true);
-    return rankPage(candidates, vector, embedder.dims, plan.offset, plan.limit);
-  }
-
-  /**
-   * A search's rows: a page from SQL, or every candidate for a query. With encryption SQL
-   * cannot read the values: every item under the prefix is opened and filtered here,
-   * before the page is cut, so pages stay exact.
-   */
-  private async searchRows(runner: Runner, plan: SearchPlan, now: number, ranked: boolean): Promise<Row[]> {
-    if (!this.sealing.sealer) {
-      const rows = await runner.all((ranked ? candidatesStatement : searchStatement)(this.store, plan, now));
-      return rows.map((row) => this.sealing.open(row));
-    }
-    const rows = this.sealing.openMatching(
-      await runner.all(candidatesStatement(this.store, plan, now, false)),
-      plan.filter,
-    );
-    return ranked ? rows : rows.slice(plan.offset, plan.offset + plan.limit);
-  }
-
-  /**
-   * The distinct paths under the conditions' literal prefix come from the primary key
-   * (never from items outside it); wildcards, suffixes and maxDepth apply to those.
-   */
-  private async runList(runner: Runner, plan: ListPlan, now: number): Promise<string[][]> {
-    const rows = await runner.all(namespacesStatement(this.store, literalPrefix(plan.conditions), now));
-    const found = new Map<string, string[]>();
-    for (const row of rows) {
-      let namespace = decodePath(textOf(row.ns_path));
-      if (!plan.conditions.every((condition) => matches(condition, namespace))) continue;
-      if (plan.maxDepth !== undefined) namespace = namespace.slice(0, plan.maxDepth);
-      found.set(encodePath(namespace), namespace);
-    }
-    return [...found.entries()]
-      .sort(([a], [b]) => comparePaths(a, b))
-      .slice(plan.offset, plan.offset + plan.limit)
-      .map(([, namespace]) => namespace);
   }
 
   /**
@@ -342,37 +248,17 @@ export class DrizzleStore extends BaseStore {
     return this.store.executor.run(sweepStatement(this.store, this.clock()));
   }
 
-  private sweeper: { timer: NodeJS.Timeout; pass?: Promise<unknown> } | undefined;
-
   /**
    * Starts sweeping expired items every `ttl.sweepIntervalMinutes` (default 60), the
    * first pass at once. The timer never keeps the process alive; a failed pass is
    * reported with `console.error` and the next one runs as planned. Idempotent.
    */
   override start(): void {
-    if (this.sweeper) return;
-    const interval = (this.ttl.sweepIntervalMinutes ?? DEFAULT_SWEEP_MINUTES) * MINUTE_MS;
-    const sweeper: { timer?: NodeJS.Timeout; pass?: Promise<unknown> } = {};
-    const pass = () => {
-      if (sweeper.pass) return;
-      sweeper.pass = this.sweepExpiredItems()
-        .catch((error) => console.error("DrizzleStore: sweeping expired items failed", error))
-        .finally(() => {
-          sweeper.pass = undefined;
-        });
-    };
-    sweeper.timer = setInterval(pass, interval);
-    sweeper.timer.unref();
-    this.sweeper = sweeper as { timer: NodeJS.Timeout };
-    pass();
+    this.sweeper.start();
   }
 
   /** Stops the sweeper, waiting for a pass under way. */
   override async stop(): Promise<void> {
-    const sweeper = this.sweeper;
-    this.sweeper = undefined;
-    if (!sweeper) return;
-    clearInterval(sweeper.timer);
-    await sweeper.pass;
+    await this.sweeper.stop();
   }
 }
