@@ -124,6 +124,19 @@ export class ThreadSweeper {
     return Number(row?.n ?? 0);
   }
 
+  /**
+   * `idleForMs` before the database's clock now, as a fixed value: a pass judges idleness
+   * once, at its start, so a thread written after the pass began is never idle for it,
+   * however long the pass takes (an expression such as now() would move with each batch).
+   */
+  private async cutoffNow(idleForMs: number): Promise<SQL> {
+    const { dialect } = this;
+    const [row] = await dialect.query(
+      sql`select ${dialect.createdAtMillis(dialect.millisAgo(idleForMs))} as ${sql.identifier("cutoff_ms")}`,
+    );
+    return dialect.epochMillis(Number(row?.cutoff_ms));
+  }
+
   /** One pass over the idle threads, in batches of `batchSize`, each thread in its own unit. */
   async sweep(policy: ResolvedPolicy, options: SweepOptions): Promise<SweepResult> {
     const batchSize = options.batchSize ?? 100;
@@ -131,7 +144,7 @@ export class ThreadSweeper {
       throw new InvalidInputError("sweep: batchSize must be a positive integer");
     }
     const dryRun = options.dryRun === true;
-    const cutoff = this.dialect.millisAgo(policy.idleForMs);
+    const cutoff = await this.cutoffNow(policy.idleForMs);
     const progress: SweepProgress = { scanned: 0, deleted: 0, pruned: 0, unchanged: 0, skipped: 0 };
     let cursor: ScanCursor | undefined;
     for (;;) {
