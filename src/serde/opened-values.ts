@@ -5,7 +5,8 @@
  *
  * A hit requires the same stored type, the same place and byte-identical sealed bytes, so
  * it returns exactly what opening would; anything else misses and is opened (and checked)
- * as usual. Bounded in bytes, least recently used first out; `cacheBytes: 0` turns it off.
+ * as usual. Bounded in bytes, oldest out first unless read since (second chance);
+ * `cacheBytes: 0` turns it off.
  */
 
 /** What one entry holds: the sealed value as stored and what it opens to. */
@@ -16,6 +17,8 @@ interface OpenedValue {
   type: string;
   plain: Buffer;
   size: number;
+  /** Read since it was last passed over for eviction (second chance: a hit costs no reordering). */
+  used: boolean;
 }
 
 /** Per-entry bookkeeping beyond the two byte arrays (strings, the map's slot), roughly. */
@@ -28,9 +31,15 @@ function samePlace(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
+/** 53 bits of the GCM tag (random-looking, distinct per sealing) as a number: a cheap map key. */
+function tagKey(sealed: Buffer): number {
+  const at = sealed.length - TAG_BYTES;
+  return sealed.readUInt32LE(at) * 0x200000 + (sealed.readUInt32LE(at + 4) & 0x1fffff);
+}
+
 export class OpenedValues {
-  /** By the GCM tag (random-looking and distinct per sealing); a Map keeps insertion order, the LRU order. */
-  private readonly entries = new Map<string, OpenedValue>();
+  /** By tagKey, in insertion order: evicted oldest first, unless read since (then given a second chance). */
+  private readonly entries = new Map<number, OpenedValue>();
   private bytes = 0;
   private hits = 0;
   private misses = 0;
@@ -40,15 +49,13 @@ export class OpenedValues {
   /** The opened type and bytes (a copy: decoders may hand out views the application can change), or undefined. */
   get(storedType: string, sealed: Buffer, place: readonly string[]): [string, Buffer] | undefined {
     if (this.maxBytes === 0 || sealed.length < TAG_BYTES) return undefined;
-    const tag = sealed.toString("latin1", sealed.length - TAG_BYTES);
-    const entry = this.entries.get(tag);
+    const entry = this.entries.get(tagKey(sealed));
     if (!entry || entry.storedType !== storedType || !samePlace(entry.place, place) || !entry.sealed.equals(sealed)) {
       this.misses++;
       return undefined;
     }
     this.hits++;
-    this.entries.delete(tag);
-    this.entries.set(tag, entry);
+    entry.used = true;
     return [entry.type, Buffer.from(entry.plain)];
   }
 
@@ -57,18 +64,29 @@ export class OpenedValues {
     const size = sealed.length + plain.length + ENTRY_OVERHEAD;
     if (size > this.maxBytes / 8 || sealed.length < TAG_BYTES) return;
     const copy = Buffer.from(sealed);
-    const tag = copy.toString("latin1", copy.length - TAG_BYTES);
-    const previous = this.entries.get(tag);
+    const key = tagKey(copy);
+    const previous = this.entries.get(key);
     if (previous) {
-      this.entries.delete(tag);
+      this.entries.delete(key);
       this.bytes -= previous.size;
     }
-    this.entries.set(tag, { storedType, place: [...place], sealed: copy, type, plain: Buffer.from(plain), size });
+    const entry = { storedType, place: [...place], sealed: copy, type, plain: Buffer.from(plain), size, used: false };
+    this.entries.set(key, entry);
     this.bytes += size;
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= entry.size;
+    this.evict();
+  }
+
+  /** Drops the oldest entries until within the bound; one read since it was last considered moves to the back. */
+  private evict(): void {
+    while (this.bytes > this.maxBytes) {
+      const [key, oldest] = this.entries.entries().next().value as [number, OpenedValue];
+      this.entries.delete(key);
+      if (oldest.used) {
+        oldest.used = false;
+        this.entries.set(key, oldest);
+      } else {
+        this.bytes -= oldest.size;
+      }
     }
   }
 
