@@ -1,7 +1,8 @@
 /**
- * The Sealer's memory of values it sealed or opened lately, by their exact sealed bytes:
- * a thread's next read opens the values its last put sealed, and every read of a chain
- * re-opens the same bases, so a hit spares the cipher set-up (several µs per value).
+ * The Sealer's memory of values it opened lately, by their exact sealed bytes: every read
+ * of a thread re-opens the same bases of its chains, so a hit spares the cipher set-up
+ * (several µs per value). Values are not remembered when sealed: measured, copying every
+ * write into memory cost the write path more than the reads it spared.
  *
  * A hit requires the same stored type, the same place and byte-identical sealed bytes, so
  * it returns exactly what opening would; anything else misses and is opened (and checked)
@@ -17,6 +18,7 @@ interface OpenedValue {
   type: string;
   plain: Buffer;
   size: number;
+  key: number;
   /** Read since it was last passed over for eviction (second chance: a hit costs no reordering). */
   used: boolean;
 }
@@ -38,8 +40,14 @@ function tagKey(sealed: Buffer): number {
 }
 
 export class OpenedValues {
-  /** By tagKey, in insertion order: evicted oldest first, unless read since (then given a second chance). */
+  /** By tagKey. */
   private readonly entries = new Map<number, OpenedValue>();
+  /**
+   * Eviction order, oldest from `head` on: its own queue, since taking the first entry of a
+   * Map that keeps losing its first entries walks over their tombstones each time.
+   */
+  private order: OpenedValue[] = [];
+  private head = 0;
   private bytes = 0;
   private hits = 0;
   private misses = 0;
@@ -66,27 +74,39 @@ export class OpenedValues {
     const copy = Buffer.from(sealed);
     const key = tagKey(copy);
     const previous = this.entries.get(key);
-    if (previous) {
-      this.entries.delete(key);
-      this.bytes -= previous.size;
-    }
-    const entry = { storedType, place: [...place], sealed: copy, type, plain: Buffer.from(plain), size, used: false };
+    if (previous) this.bytes -= previous.size; // its place in the queue is skipped when reached
+    const entry = {
+      storedType,
+      place: [...place],
+      sealed: copy,
+      type,
+      plain: Buffer.from(plain),
+      size,
+      key,
+      used: false,
+    };
     this.entries.set(key, entry);
+    this.order.push(entry);
     this.bytes += size;
     this.evict();
   }
 
-  /** Drops the oldest entries until within the bound; one read since it was last considered moves to the back. */
+  /** Drops the oldest entries until within the bound; one read since it was last considered goes to the back. */
   private evict(): void {
     while (this.bytes > this.maxBytes) {
-      const [key, oldest] = this.entries.entries().next().value as [number, OpenedValue];
-      this.entries.delete(key);
+      const oldest = this.order[this.head++];
+      if (this.entries.get(oldest.key) !== oldest) continue; // replaced since
       if (oldest.used) {
         oldest.used = false;
-        this.entries.set(key, oldest);
-      } else {
-        this.bytes -= oldest.size;
+        this.order.push(oldest);
+        continue;
       }
+      this.entries.delete(oldest.key);
+      this.bytes -= oldest.size;
+    }
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
     }
   }
 

@@ -34,8 +34,8 @@ export interface EncryptionOptions {
    */
   allowPlaintext?: boolean;
   /**
-   * Bytes of recently sealed or opened values kept in process memory (sealed and plain),
-   * so reading back what was just written, or a chain's bases again, skips the cipher.
+   * Bytes of recently opened values kept in process memory (sealed and plain), so a
+   * value read again (a chain's bases on every read of its thread) skips the cipher.
    * Default 16 MiB; 0 keeps no plaintext beyond the call that needs it.
    */
   cacheBytes?: number;
@@ -178,7 +178,6 @@ export class Sealer {
     const body = cipher.update(bytes);
     const final = cipher.final();
     const sealed = Buffer.concat([nonce, body, final, cipher.getAuthTag()]);
-    this.opened.remember(sealedType, sealed, place, type, bytes);
     return [sealedType, sealed];
   }
 
