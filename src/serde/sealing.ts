@@ -159,7 +159,7 @@ export class Sealer {
     this.allowPlaintext = options.allowPlaintext === true;
     const cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
     if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
-      throw new InvalidInputError(`encryption: cacheBytes must be a whole number of bytes, 0 or more`);
+      throw new InvalidInputError("encryption: cacheBytes must be a whole number of bytes, 0 or more");
     }
     this.opened = new OpenedValues(cacheBytes);
   }
@@ -177,8 +177,7 @@ export class Sealer {
     cipher.setAAD(associatedData(this.activeKeyId, type, place));
     const body = cipher.update(bytes);
     const final = cipher.final();
-    const sealed = Buffer.concat([nonce, body, final, cipher.getAuthTag()]);
-    return [sealedType, sealed];
+    return [sealedType, Buffer.concat([nonce, body, final, cipher.getAuthTag()])];
   }
 
   /**
