@@ -175,7 +175,7 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       // "This user's threads" is the common search: an indexed column as for checkpoints' source.
       metaUserId: utf8Varchar("meta_user_id", { length: 255 }).generatedAlwaysAs(
         sql`case when json_type(json_extract(metadata, '$.user_id')) = 'STRING' and char_length(json_unquote(json_extract(metadata, '$.user_id'))) <= 255 then json_unquote(json_extract(metadata, '$.user_id')) end`,
-        { mode: "virtual" },
+        { mode: "stored" },
       ),
     },
     (t) => [

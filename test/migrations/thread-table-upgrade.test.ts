@@ -136,6 +136,7 @@ describe("0002_thread_table backfills one row per thread", () => {
         "0003_incremental_values",
         "0004_metadata_index",
         "0005_store_items",
+        "0006_stored_thread_user_id",
       ]);
       const read = async (p: mysql.Pool) => normalize((await p.query(`select ${ROW_COLUMNS}`))[0] as never);
       const backfilled = await read(pool);

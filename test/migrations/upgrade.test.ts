@@ -125,6 +125,7 @@ describe("MySQL upgrade from 0000_init", () => {
         "0003_incremental_values",
         "0004_metadata_index",
         "0005_store_items",
+        "0006_stored_thread_user_id",
       ]);
 
       const tuple = await saver.getTuple(spaced);
@@ -171,7 +172,11 @@ describe("MySQL upgrade from 0003_incremental_values", () => {
       await put("a", before, { user: "u1", score: 3, ok: true, none: null, tags: ["x"], Source: "s" });
       await put("b", uuid6(-1), { user: "u2" });
 
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0004_metadata_index", "0005_store_items"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([
+        "0004_metadata_index",
+        "0005_store_items",
+        "0006_stored_thread_user_id",
+      ]);
       const sideRows = async () =>
         Number((await pool.query<mysql.RowDataPacket[]>("select count(*) as n from checkpoint_metadata"))[0][0].n);
       // user, score, ok, none, Source of "a" and user of "b": scalars only, source/step/run_id have columns.
