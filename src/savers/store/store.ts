@@ -19,6 +19,7 @@ import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
 import { vectorIndexOf } from "../../wiring/vector-indexes.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
+import { type PeriodicTask, runPeriodically } from "../periodic.js";
 import { NativeSearch } from "./native-index/native-search.js";
 import { nativeIndexOf } from "./native-index/options.js";
 import { lastPuts, planBatch } from "./operations.js";
@@ -32,7 +33,6 @@ import { type Refresh, StoreReader } from "./reads.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
 import { ItemSealing } from "./sealed-items.js";
 import { type PutRow, refreshStatements, sweepStatement, writeStatements } from "./statements.js";
-import { Sweeper } from "./sweeper.js";
 import {
   type Embedder,
   type EmbedFunction,
@@ -68,7 +68,8 @@ export class DrizzleStore extends BaseStore {
   /** The native vector index (`index.native`), undefined for the exact search. */
   private readonly native: NativeSearch | undefined;
   private readonly reader: StoreReader;
-  private readonly sweeper: Sweeper;
+  private readonly sweepIntervalMs: number;
+  private sweeper: PeriodicTask | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
@@ -92,7 +93,7 @@ export class DrizzleStore extends BaseStore {
       native && this.embedder && new NativeSearch(this.store, native.index, this.embedder.dims, native.settings);
     this.reader = new StoreReader(this.store, this.sealing, this.embedder, this.native, this.ttl.refreshOnRead);
     const sweepMinutes = this.ttl.sweepIntervalMinutes ?? DEFAULT_SWEEP_MINUTES;
-    this.sweeper = new Sweeper(() => this.sweepExpiredItems(), sweepMinutes * MINUTE_MS);
+    this.sweepIntervalMs = sweepMinutes * MINUTE_MS;
     this.migrations = new Migrations(resolved.dialect, {
       folder: findMigrationsFolder(resolved.migrations),
       ownTables: options.tables !== undefined,
@@ -254,11 +255,20 @@ export class DrizzleStore extends BaseStore {
    * reported with `console.error` and the next one runs as planned. Idempotent.
    */
   override start(): void {
-    this.sweeper.start();
+    if (this.sweeper) return;
+    this.sweeper = runPeriodically(async () => {
+      try {
+        await this.sweepExpiredItems();
+      } catch (error) {
+        console.error("DrizzleStore: sweeping expired items failed", error);
+      }
+    }, this.sweepIntervalMs);
   }
 
   /** Stops the sweeper, waiting for a pass under way. */
   override async stop(): Promise<void> {
-    await this.sweeper.stop();
+    const sweeper = this.sweeper;
+    this.sweeper = undefined;
+    await sweeper?.stop();
   }
 }

@@ -1,8 +1,9 @@
 /**
- * The background sweepers of `startSweeper()`: a pass, then another one an interval after
- * it ends, on a timer that never keeps the process alive; `close()` stops them all.
+ * The background sweepers of `startSweeper()` (see ../periodic.ts for their timer);
+ * `close()` stops them all.
  */
 import { InvalidInputError } from "../../errors.js";
+import { runPeriodically } from "../periodic.js";
 import type { SweeperHandle, SweeperOptions, SweepOptions, SweepResult } from "./retention.js";
 
 /** The default `onError` of a sweeper: the pass failed, the next one will try again. */
@@ -11,19 +12,15 @@ function logSweepError(error: unknown): void {
 }
 
 /**
- * Runs `sweep` now and then `intervalMs` after each pass ends, on a timer that never
- * keeps the process alive. A failing pass goes to `onError`, never to an unhandled
- * rejection (an error thrown by `onError` or `onSweep` itself is dropped).
+ * Runs `sweep` now and then `intervalMs` after each pass ends (see runPeriodically).
+ * A failing pass goes to `onError`, never to an unhandled rejection (an error thrown
+ * by `onError` or `onSweep` itself is dropped).
  */
 function startSweeper(sweep: (options: SweepOptions) => Promise<SweepResult>, options: SweeperOptions): SweeperHandle {
   const { intervalMs, onError = logSweepError, onSweep, ...sweepOptions } = options ?? ({} as SweeperOptions);
   if (typeof intervalMs !== "number" || !Number.isFinite(intervalMs) || intervalMs < 0) {
     throw new InvalidInputError("startSweeper: intervalMs must be a non-negative number of milliseconds");
   }
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-
   const report = (callback: () => void) => {
     try {
       callback();
@@ -31,34 +28,14 @@ function startSweeper(sweep: (options: SweepOptions) => Promise<SweepResult>, op
       // A throwing callback must not stop the sweeper or escape as an unhandled error.
     }
   };
-  const pass = async () => {
-    timer = undefined;
+  return runPeriodically(async () => {
     try {
       const result = await sweep(sweepOptions);
       if (onSweep) report(() => onSweep(result));
     } catch (error) {
       report(() => onError(error));
     }
-  };
-  const schedule = (delay: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = pass().then(() => {
-        running = undefined;
-        schedule(intervalMs);
-      });
-    }, delay);
-    timer.unref();
-  };
-  schedule(0);
-  return {
-    async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  }, intervalMs);
 }
 
 /** A saver's running sweepers, so that `close()` can stop them all. */
