@@ -250,8 +250,8 @@ export class DrizzleStore extends BaseStore {
   }
 
   /**
-   * Starts sweeping expired items every `ttl.sweepIntervalMinutes` (default 60), the
-   * first pass at once. The timer never keeps the process alive; a failed pass is
+   * Starts sweeping expired items: a pass at once, then `ttl.sweepIntervalMinutes`
+   * (default 60) after each pass ends. The timer never keeps the process alive; a failed pass is
    * reported with `console.error` and the next one runs as planned. Idempotent.
    */
   override start(): void {
