@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import type { Checkpoint } from "@langchain/langgraph-checkpoint";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
+import { expect } from "vitest";
 import type { DrizzleSaver } from "../../src/index.js";
 import type { DialectName } from "../helpers/databases.js";
 import { openRaw as openRawDatabase, type RawRow } from "../helpers/raw.js";
@@ -432,6 +433,18 @@ export async function expectCleanExit(child: Child): Promise<void> {
     const errors = child.messages.filter((m) => m.kind === "error").map((m) => m.message);
     throw new Error(`child exited with ${code}: ${JSON.stringify(errors)}\n${child.stderr().slice(-4000)}`);
   }
+}
+
+/**
+ * Runs a worker that starts background work and never stops it: the process must exit on
+ * its own (timers unreferenced) within `ms`, after saying "started".
+ */
+export async function expectExitsOnItsOwn(script: string, args: unknown, ms = 15_000): Promise<void> {
+  const child = startChild(script, args);
+  const code = await Promise.race([child.exited, sleep(ms).then(() => "still running")]);
+  if (code === "still running") child.process.kill();
+  expect(code).toBe(0);
+  expect(child.messages.map((m) => m.kind)).toContain("started");
 }
 
 export const WORKERS = "test/reliability/workers";

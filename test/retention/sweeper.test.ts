@@ -2,10 +2,8 @@ import { join } from "node:path";
 import { DrizzleSaver, InvalidInputError, type SweepResult } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
 import { HistoryWriter, withFreshSaver } from "../lifecycle/support.js";
-import { startChild } from "../reliability/helpers.js";
+import { expectExitsOnItsOwn, sleep } from "../reliability/helpers.js";
 import { ageThreads } from "./support.js";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(DIALECTS)("startSweeper on %s", (dialect: DialectName) => {
   it("sweeps at once; stop() waits for the pass in progress and no pass follows", async () => {
@@ -118,10 +116,6 @@ describe("startSweeper's timer", () => {
     const setup = await DrizzleSaver.fromUrl(url);
     await setup.setup();
     await setup.close();
-    const child = startChild(join("test/retention/workers", "idle-sweeper.ts"), { url });
-    const code = await Promise.race([child.exited, sleep(15_000).then(() => "still running")]);
-    if (code === "still running") child.process.kill();
-    expect(code).toBe(0);
-    expect(child.messages.map((m) => m.kind)).toContain("started");
+    await expectExitsOnItsOwn(join("test/retention/workers", "idle-sweeper.ts"), { url });
   }, 30_000);
 });

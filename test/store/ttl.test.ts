@@ -10,7 +10,7 @@ import { DrizzleStore, InvalidInputError } from "../../src/index.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { openRaw, type RawDatabase } from "../helpers/raw.js";
 import { DIALECTS, freshStore, manualClock, type OpenStore } from "../helpers/stores.js";
-import { startChild } from "../reliability/helpers.js";
+import { expectExitsOnItsOwn } from "../reliability/helpers.js";
 
 const MINUTE = 60_000;
 
@@ -102,13 +102,6 @@ describe("the store's sweeper timer", () => {
     const setup = await DrizzleStore.fromUrl(url);
     await setup.setup();
     await setup.close();
-    const child = startChild(join("test/store/workers", "idle-sweeper.ts"), { url });
-    const code = await Promise.race([
-      child.exited,
-      new Promise((resolve) => setTimeout(resolve, 15_000)).then(() => "still running"),
-    ]);
-    if (code === "still running") child.process.kill();
-    expect(code).toBe(0);
-    expect(child.messages.map((m) => m.kind)).toContain("started");
+    await expectExitsOnItsOwn(join("test/store/workers", "idle-sweeper.ts"), { url });
   }, 30_000);
 });
