@@ -65,9 +65,11 @@ async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta):
     await tx.run(sql`insert into ${table} (hash, created_at) values (${"in progress: 0 statements done"}, ${key})`);
   }
   for (let i = done; i < statements.length; i++) {
-    // A CREATE TRIGGER cut short by a kill can leave its trigger with an empty body (every
-    // later insert then fails: "Unknown trigger has an error in its body"), which "already
-    // exists" would keep: the resumed statement drops it first and creates it whole.
+    // A CREATE TRIGGER cut short by a kill can leave its trigger with an empty body, or, killed
+    // while it parsed the table's triggers, a cached table instance whose triggers failed to
+    // load (every later insert then fails: "Unknown trigger has an error in its body"; see
+    // isBrokenTriggerCache in mysql.ts). "Already exists" would keep either: the resumed
+    // statement drops the trigger first and creates it whole, which also evicts the instance.
     const trigger = resumed && i === done ? CREATE_TRIGGER.exec(statements[i])?.[1] : undefined;
     if (trigger) await tx.script(sql.raw(`drop trigger if exists ${trigger}`));
     try {

@@ -1,11 +1,11 @@
 /**
  * The MySQL and MariaDB dialect: namespaces and task ids keyed by their SHA-256, metadata
- * filters through JSON paths both servers accept, and transactions run again when InnoDB
- * picks them as deadlock victims.
+ * filters through JSON paths both servers accept, and write units run again when InnoDB
+ * picks them as deadlock victims or a cached table instance lost its triggers.
  */
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
-import { InvalidInputError } from "../errors.js";
+import { CheckpointSaverError, InvalidInputError } from "../errors.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { mysqlLiteralLength } from "../sql/mysql-literals.js";
@@ -101,6 +101,19 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
 /** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
 export const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
 
+/**
+ * A table instance whose triggers failed to load (ER_PARSE_ERROR, "Trigger ... has an error
+ * in its body" or "Unknown trigger has an error in its body"). MariaDB (seen on 10.11): a
+ * session killed while it opens a table stops parsing that table's trigger definitions part
+ * way, and the instance it leaves in the table cache refuses every later INSERT, UPDATE and
+ * DELETE on the table, whichever session takes it, until the table is flushed. The statement
+ * is refused before it changes a row.
+ */
+const isBrokenTriggerCache = (error: unknown) =>
+  [...errorChain(error)].some(
+    (e) => e.errno === 1064 && /trigger.* has an error in its body/i.test(String(e.sqlMessage ?? e.message)),
+  );
+
 export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
   // Tables given without the metadata side table (recipe A) filter other keys without it.
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads, checkpointMetadata } = tables;
@@ -153,9 +166,36 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     return rows;
   }
 
-  /** A transaction run again when InnoDB chose it as a deadlock victim (rolled back whole). */
+  /**
+   * A write unit, run again when InnoDB chose it as a deadlock victim (rolled back whole),
+   * and once more after a broken table instance was flushed (see isBrokenTriggerCache).
+   */
+  function retryingWrite<T>(run: () => Promise<T>): Promise<T> {
+    return retryOnConflict(isConflict, async () => {
+      try {
+        return await run();
+      } catch (error) {
+        if (!isBrokenTriggerCache(error)) throw error;
+        await flushCheckpointsTable(error);
+        return run();
+      }
+    });
+  }
+
+  /** Drops the cached instances of the table with the triggers (only `checkpoints` has any); needs RELOAD. */
+  async function flushCheckpointsTable(cause: unknown): Promise<void> {
+    try {
+      await executor.run(sql`flush tables ${checkpoints}`);
+    } catch (error) {
+      throw new CheckpointSaverError(
+        `the database refuses writes to ${getTableName(checkpoints)}: a cached copy of the table has triggers that failed to load (MariaDB, after a connection was killed while it opened the table), and flushing it failed (${error instanceof Error ? error.message : String(error)}). Run FLUSH TABLES ${getTableName(checkpoints)} as an administrator, or grant this user RELOAD so the saver flushes it itself`,
+        { cause },
+      );
+    }
+  }
+
   function transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
-    return retryOnConflict(isConflict, () => executor.transaction(work));
+    return retryingWrite(() => executor.transaction(work));
   }
 
   /** The precondition's rows, share-locked; built once per template. */
@@ -185,7 +225,7 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       await checkPacketSize(statements.map((statement) => executor.compile(statement)));
       if (!precondition && statements.length === 1) {
         // Two upserts of one new key can deadlock each other too; the victim's statement is undone whole.
-        await retryOnConflict(isConflict, () => executor.run(statements[0]));
+        await retryingWrite(() => executor.run(statements[0]));
         return;
       }
       await transaction(async (tx) => {
