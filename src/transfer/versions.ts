@@ -1,15 +1,16 @@
 /**
- * The official savers keep LangGraph's integer channel versions (1, 2, 3, ...); ours
- * are "<counter, 32 digits>.<suffix, 16 digits>" (src/savers/write/versions.ts), compared
- * as text. An integer n becomes n zero-padded, so the order of versions is kept, also
- * between `channel_versions` and `versions_seen`. The suffix tells apart two values
- * that the official SQLite saver stores under one integer in two branches of a thread
- * (a time-travel fork counts on from the same number): it is derived from the value.
+ * The official savers keep LangGraph's integer channel versions (1, 2, 3, ...); ours are
+ * strings compared as text (src/savers/write/versions.ts). An imported integer n becomes
+ * "<n, 32 digits>.<suffix, 16 digits>" (the 0.1.0 form, which the thread then keeps), so
+ * the order of versions is kept, also between `channel_versions` and `versions_seen`.
+ * The suffix tells apart two values that the official SQLite saver stores under one
+ * integer in two branches of a thread (a time-travel fork counts on from the same
+ * number): it is derived from the value.
  */
 import { createHash } from "node:crypto";
 import { InvalidInputError } from "../errors.js";
+import { isOurVersion } from "../savers/write/versions.js";
 
-const OURS = /^\d{32}\.\d{16}$/;
 export const ZERO_SUFFIX = "0".repeat(16);
 
 /** A 16-digit suffix determined by a serialized value (the same value always gets the same one). */
@@ -24,7 +25,7 @@ export function valueSuffix(type: string, bytes: Uint8Array | null): string {
 
 /** Our form of a version; versions already in our form are kept. */
 export function toOurVersion(version: unknown, suffix: string, where: string): string {
-  if (typeof version === "string" && OURS.test(version)) return version;
+  if (isOurVersion(version)) return version;
   const counter = typeof version === "string" && /^\d+$/.test(version) ? Number(version) : version;
   if (typeof counter !== "number" || !Number.isSafeInteger(counter) || counter < 0) {
     throw new InvalidInputError(`${where}: channel version ${JSON.stringify(version)} is not an integer`);

@@ -2,6 +2,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { type BaseCheckpointSaver, maxChannelVersion } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import type { DrizzleSaver } from "../../src/index.js";
+import { nextChannelVersion } from "../../src/savers/write/versions.js";
 import { DIALECTS } from "../helpers/databases.js";
 import { newThreadId, threadConfig, useFreshSaver } from "../lifecycle/support.js";
 
@@ -41,6 +42,92 @@ function withIntegerVersions(saver: DrizzleSaver): DrizzleSaver {
     },
   });
 }
+
+/** A version in the 0.1.0 form: "<counter, 32 digits>.<random, 16 digits>". */
+const longForm = (counter: number) => `${String(counter).padStart(32, "0")}.${"7".repeat(16)}`;
+const LONG_FORM = /^\d{32}\.\d{16}$/;
+const counterOf = (version: unknown) => {
+  const text = String(version);
+  return Number(text.startsWith("0") ? text.split(".")[0] : text.slice(1).split(".")[0]);
+};
+
+/** The same saver numbering new threads as 0.1.0 did (the 32-digit form). */
+function withLongFormVersions(saver: DrizzleSaver): DrizzleSaver {
+  return new Proxy(saver, {
+    get(target, property, receiver) {
+      if (property === "getNextVersion") {
+        return (current: string | undefined) =>
+          current === undefined ? longForm(1) : target.getNextVersion(current as unknown as number);
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("the form of string channel versions", () => {
+  it("gives a new thread 24 characters: class 1, an 8-digit counter and 14 random digits", () => {
+    const first = String(nextChannelVersion(undefined));
+    expect(first).toMatch(/^100000001\.\d{14}$/);
+    expect(String(nextChannelVersion(first))).toMatch(/^100000002\.\d{14}$/);
+  });
+
+  it("orders versions by counter under < and localeCompare in any locale, across the class boundary", () => {
+    const counters = [1, 2, 9, 10, 99, 100, 12_345_678, 99_999_998];
+    const versions = counters.map((counter) =>
+      String(nextChannelVersion(`1${String(counter - 1).padStart(8, "0")}.0`)),
+    );
+    let last = versions[versions.length - 1];
+    for (let i = 0; i < 3; i++) {
+      last = String(nextChannelVersion(last));
+      versions.push(last);
+    }
+    expect(versions.slice(-3).map(counterOf)).toEqual([99_999_999, 100_000_000, 100_000_001]);
+    expect(versions[versions.length - 2]).toMatch(/^20000000100000000\.\d{14}$/);
+    // Every version of the 0.1.0 form sorts below every current one.
+    const all = [longForm(3), longForm(99_999_999_999), ...versions];
+    expect([...all].reverse().sort()).toEqual(all);
+    for (const locale of ["en", "cs", "lt", "sk", "th", "ja", "zh", "ar", "tr", "de-u-co-phonebk"]) {
+      const collator = new Intl.Collator(locale);
+      expect([[...all].reverse().sort(collator.compare), locale]).toEqual([all, locale]);
+    }
+    expect(maxChannelVersion(...[...all].reverse())).toBe(all[all.length - 1]);
+  });
+
+  it("numbers a thread stored in the 0.1.0 form on in that form", () => {
+    const next = String(nextChannelVersion(longForm(13)));
+    expect(next).toMatch(LONG_FORM);
+    expect(counterOf(next)).toBe(14);
+    expect(longForm(13) < next).toBe(true);
+  });
+
+  it("gives every fork of a version a version of its own", () => {
+    const parent = String(nextChannelVersion(undefined));
+    expect(new Set(Array.from({ length: 1000 }, () => nextChannelVersion(parent))).size).toBe(1000);
+  });
+});
+
+describe.each(DIALECTS)("the forms of string channel versions on %s", (dialect) => {
+  const db = useFreshSaver(dialect);
+
+  it("stores a new thread's versions in the short form", async () => {
+    const config = threadConfig(newThreadId("short-versions"));
+    expect((await countingGraph(db.saver).invoke({ count: 0 }, config)).count).toBe(10);
+    const versions = Object.values((await db.saver.getTuple(config))?.checkpoint.channel_versions ?? {});
+    expect(versions.length).toBeGreaterThan(0);
+    for (const version of versions) expect(String(version)).toMatch(/^1\d{8}\.\d{14}$/);
+  });
+
+  it("continues a thread an earlier release numbered in the 32-digit form, in that form", async () => {
+    const config = threadConfig(newThreadId("long-versions"));
+    expect((await countingGraph(withLongFormVersions(db.saver)).invoke({ count: 0 }, config)).count).toBe(10);
+    expect((await countingGraph(db.saver).invoke({ count: 10 }, config)).count).toBe(20);
+    const state = await countingGraph(db.saver).getState(config);
+    expect(state.values).toEqual({ count: 20, label: "counter" });
+    const versions = Object.values((await db.saver.getTuple(config))?.checkpoint.channel_versions ?? {});
+    for (const version of versions) expect(String(version)).toMatch(LONG_FORM);
+  });
+});
 
 describe.each(DIALECTS)("integer channel versions from other savers on %s", (dialect) => {
   const db = useFreshSaver(dialect);
