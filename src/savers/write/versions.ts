@@ -83,7 +83,7 @@ const READ_INTEGER_VERSION = /^(\d{32})\.integer$/;
 
 const isInteger = (version: unknown) =>
   (typeof version === "number" && Number.isSafeInteger(version) && version >= 0) ||
-  // The length first: on our 49-character versions the pattern backtracked 31 times.
+  // The length first: on the 0.1.0 form's 49-character versions the pattern backtracked 31 times.
   (typeof version === "string" && version.length <= 31 && INTEGER_VERSION.test(version));
 
 /** Whether a checkpoint's versions hold both integers and our strings: one pass, no copies (every read asks). */
