@@ -109,6 +109,9 @@ export const isConflict = (error: unknown) => [...errorChain(error)].some((e) =>
  * DELETE on the table, whichever session takes it, until the table is flushed. The statement
  * is refused before it changes a row.
  */
+/** How long a repair's FLUSH TABLES waits for transactions that have the table open. */
+const FLUSH_WAIT_SECONDS = 30;
+
 const isBrokenTriggerCache = (error: unknown) =>
   [...errorChain(error)].some(
     (e) => e.errno === 1064 && /trigger.* has an error in its body/i.test(String(e.sqlMessage ?? e.message)),
@@ -182,10 +185,19 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     });
   }
 
-  /** Drops the cached instances of the table with the triggers (only `checkpoints` has any); needs RELOAD. */
+  /**
+   * Drops the cached instances of the table with the triggers (only `checkpoints` has any); needs
+   * RELOAD. FLUSH TABLES waits for every transaction that has the table open, and statements on
+   * the table queue behind it: MariaDB's SET STATEMENT bounds that wait (MySQL has no such clause).
+   */
   async function flushCheckpointsTable(cause: unknown): Promise<void> {
+    const flush = sql`flush tables ${checkpoints}`;
+    const bounded = sql`set statement lock_wait_timeout = ${sql.raw(String(FLUSH_WAIT_SECONDS))} for ${flush}`;
     try {
-      await executor.run(sql`flush tables ${checkpoints}`);
+      await executor.run(bounded).catch((error) => {
+        if (![...errorChain(error)].some((e) => e.errno === 1064)) throw error;
+        return executor.run(flush); // MySQL: no SET STATEMENT
+      });
     } catch (error) {
       throw new CheckpointSaverError(
         `the database refuses writes to ${getTableName(checkpoints)}: a cached copy of the table has triggers that failed to load (MariaDB, after a connection was killed while it opened the table), and flushing it failed (${error instanceof Error ? error.message : String(error)}). Run FLUSH TABLES ${getTableName(checkpoints)} as an administrator, or grant this user RELOAD so the saver flushes it itself`,
