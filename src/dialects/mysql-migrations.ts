@@ -68,8 +68,8 @@ async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta):
     // A CREATE TRIGGER cut short by a kill can leave its trigger with an empty body, or, killed
     // while it parsed the table's triggers, a cached table instance whose triggers failed to
     // load (every later insert then fails: "Unknown trigger has an error in its body"; see
-    // isBrokenTriggerCache in mysql.ts). "Already exists" would keep either: the resumed
-    // statement drops the trigger first and creates it whole, which also evicts the instance.
+    // mysql-trigger-cache.ts). "Already exists" would keep either: the resumed statement drops
+    // the trigger first and creates it whole, which also evicts the instance.
     const trigger = resumed && i === done ? CREATE_TRIGGER.exec(statements[i])?.[1] : undefined;
     if (trigger) await tx.script(sql.raw(`drop trigger if exists ${trigger}`));
     try {

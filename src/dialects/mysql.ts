@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
-import { CheckpointSaverError, InvalidInputError } from "../errors.js";
+import { InvalidInputError } from "../errors.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { mysqlLiteralLength } from "../sql/mysql-literals.js";
@@ -15,6 +15,7 @@ import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
 import { mysqlMigrationSteps } from "./mysql-migrations.js";
+import { flushTableCache, isBrokenTriggerCache } from "./mysql-trigger-cache.js";
 import {
   deleteEmptyThread,
   lockForRefresh,
@@ -101,22 +102,6 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
 /** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
 export const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
 
-/**
- * A table instance whose triggers failed to load (ER_PARSE_ERROR, "Trigger ... has an error
- * in its body" or "Unknown trigger has an error in its body"). MariaDB (seen on 10.11): a
- * session killed while it opens a table stops parsing that table's trigger definitions part
- * way, and the instance it leaves in the table cache refuses every later INSERT, UPDATE and
- * DELETE on the table, whichever session takes it, until the table is flushed. The statement
- * is refused before it changes a row.
- */
-/** How long a repair's FLUSH TABLES waits for transactions that have the table open. */
-const FLUSH_WAIT_SECONDS = 30;
-
-const isBrokenTriggerCache = (error: unknown) =>
-  [...errorChain(error)].some(
-    (e) => e.errno === 1064 && /trigger.* has an error in its body/i.test(String(e.sqlMessage ?? e.message)),
-  );
-
 export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
   // Tables given without the metadata side table (recipe A) filter other keys without it.
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads, checkpointMetadata } = tables;
@@ -179,31 +164,10 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         return await run();
       } catch (error) {
         if (!isBrokenTriggerCache(error)) throw error;
-        await flushCheckpointsTable(error);
+        await flushTableCache(executor, checkpoints, error);
         return run();
       }
     });
-  }
-
-  /**
-   * Drops the cached instances of the table with the triggers (only `checkpoints` has any); needs
-   * RELOAD. FLUSH TABLES waits for every transaction that has the table open, and statements on
-   * the table queue behind it: MariaDB's SET STATEMENT bounds that wait (MySQL has no such clause).
-   */
-  async function flushCheckpointsTable(cause: unknown): Promise<void> {
-    const flush = sql`flush tables ${checkpoints}`;
-    const bounded = sql`set statement lock_wait_timeout = ${sql.raw(String(FLUSH_WAIT_SECONDS))} for ${flush}`;
-    try {
-      await executor.run(bounded).catch((error) => {
-        if (![...errorChain(error)].some((e) => e.errno === 1064)) throw error;
-        return executor.run(flush); // MySQL: no SET STATEMENT
-      });
-    } catch (error) {
-      throw new CheckpointSaverError(
-        `the database refuses writes to ${getTableName(checkpoints)}: a cached copy of the table has triggers that failed to load (MariaDB, after a connection was killed while it opened the table), and flushing it failed (${error instanceof Error ? error.message : String(error)}). Run FLUSH TABLES ${getTableName(checkpoints)} as an administrator, or grant this user RELOAD so the saver flushes it itself`,
-        { cause },
-      );
-    }
   }
 
   function transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
