@@ -49,16 +49,6 @@ const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024;
  */
 export type Place = readonly string[];
 
-/** Four characters holding a 32-bit length big-endian, for latin1 encoding. */
-function lengthPrefix(n: number): string {
-  return String.fromCharCode((n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255);
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 127) return false;
-  return true;
-}
-
 /** The associated data with UTF-8 parts of any text: each part's byte length, then its bytes. */
 function associatedDataUtf8(parts: readonly string[]): Buffer {
   let size = 0;
@@ -74,18 +64,44 @@ function associatedDataUtf8(parts: readonly string[]): Buffer {
 }
 
 /**
- * The associated data of a value: format, key id, inner type and place, each part
- * length-prefixed. This runs for every value sealed or opened: ASCII parts (the common
- * case, where characters are bytes) are joined as text and encoded once.
+ * The encoded first parts (format, key id, inner type) by stored type, which names all
+ * three: a handful per process. Bounded, since stored types come from rows.
  */
-function associatedData(keyId: string, type: string, place: Place): Buffer {
-  const parts = [FORMAT, keyId, type, ...place];
-  let text = "";
-  for (const part of parts) {
-    if (!isAscii(part)) return associatedDataUtf8(parts);
-    text += lengthPrefix(part.length) + part;
+const prefixes = new Map<string, Buffer>();
+const MAX_PREFIXES = 64;
+
+function prefixOf(storedType: string, keyId: string, type: string): Buffer {
+  let prefix = prefixes.get(storedType);
+  if (!prefix) {
+    prefix = associatedDataUtf8([FORMAT, keyId, type]);
+    if (prefixes.size < MAX_PREFIXES) prefixes.set(storedType, prefix);
   }
-  return Buffer.from(text, "latin1");
+  return prefix;
+}
+
+/**
+ * The associated data of a value: format, key id, inner type and place, each part
+ * length-prefixed (byte length, then UTF-8 bytes). This runs for every value sealed or
+ * opened: ASCII place parts (the common case, where characters are bytes) are copied
+ * byte by byte after the cached prefix; any other character takes the general path.
+ */
+function associatedData(storedType: string, keyId: string, type: string, place: Place): Buffer {
+  const prefix = prefixOf(storedType, keyId, type);
+  let size = prefix.length;
+  for (const part of place) size += 4 + part.length;
+  const out = Buffer.allocUnsafe(size);
+  prefix.copy(out, 0);
+  let at = prefix.length;
+  for (const part of place) {
+    out.writeUInt32BE(part.length, at);
+    at += 4;
+    for (let i = 0; i < part.length; i++) {
+      const code = part.charCodeAt(i);
+      if (code > 127) return associatedDataUtf8([FORMAT, keyId, type, ...place]);
+      out[at++] = code;
+    }
+  }
+  return out;
 }
 
 /** Whether a stored type names a sealed value. */
@@ -174,7 +190,7 @@ export class Sealer {
     }
     const nonce = freshNonce();
     const cipher = createCipheriv("aes-256-gcm", this.keys.get(this.activeKeyId) as KeyObject, nonce);
-    cipher.setAAD(associatedData(this.activeKeyId, type, place));
+    cipher.setAAD(associatedData(sealedType, this.activeKeyId, type, place));
     const body = cipher.update(bytes);
     const final = cipher.final();
     return [sealedType, Buffer.concat([nonce, body, final, cipher.getAuthTag()])];
@@ -212,7 +228,7 @@ export class Sealer {
     if (known) return known;
     try {
       const decipher = createDecipheriv("aes-256-gcm", key, data.subarray(0, NONCE_BYTES));
-      decipher.setAAD(associatedData(sealed.keyId, sealed.type, place));
+      decipher.setAAD(associatedData(storedType, sealed.keyId, sealed.type, place));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const body = decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES));
       const final = decipher.final();
