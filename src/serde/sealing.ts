@@ -122,14 +122,13 @@ export function parseSealedType(type: string): { keyId: string; type: string } |
  * cost about half of a small value's sealing. Each nonce is still 12 fresh random bytes.
  */
 const noncePool = { bytes: Buffer.alloc(NONCE_BYTES * 341), used: Number.POSITIVE_INFINITY };
-function freshNonce(): Buffer {
+function writeNonce(into: Buffer): void {
   if (noncePool.used + NONCE_BYTES > noncePool.bytes.length) {
     randomFillSync(noncePool.bytes);
     noncePool.used = 0;
   }
-  const nonce = Buffer.from(noncePool.bytes.subarray(noncePool.used, noncePool.used + NONCE_BYTES));
+  noncePool.bytes.copy(into, 0, noncePool.used, noncePool.used + NONCE_BYTES);
   noncePool.used += NONCE_BYTES;
-  return nonce;
 }
 
 /** A key given as bytes or base64 text, checked to be 32 bytes. */
@@ -155,6 +154,9 @@ function describe(where: string | (() => string)): string {
 export class Sealer {
   private readonly keys = new Map<string, KeyObject>();
   private readonly opened: OpenedValues;
+  private readonly activeKey: KeyObject;
+  /** Serializer type to stored type under the active key (a serializer has a handful of types). */
+  private readonly sealedTypes = new Map<string, string>();
   readonly activeKeyId: string;
   readonly allowPlaintext: boolean;
 
@@ -172,6 +174,7 @@ export class Sealer {
       throw new InvalidInputError(`encryption: activeKeyId "${String(options.activeKeyId)}" is not among the keys`);
     }
     this.activeKeyId = options.activeKeyId;
+    this.activeKey = this.keys.get(options.activeKeyId) as KeyObject;
     this.allowPlaintext = options.allowPlaintext === true;
     const cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
     if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
@@ -182,18 +185,31 @@ export class Sealer {
 
   /** Seals `bytes` of serializer type `type` for `place` with the active key: the stored type and bytes. */
   seal(type: string, bytes: Uint8Array, place: Place): [string, Buffer] {
+    const sealedType = this.sealedTypeOf(type);
+    // nonce | ciphertext | tag, written in place: GCM's ciphertext is as long as the plaintext.
+    const sealed = Buffer.allocUnsafe(NONCE_BYTES + bytes.length + TAG_BYTES);
+    writeNonce(sealed);
+    const cipher = createCipheriv("aes-256-gcm", this.activeKey, sealed.subarray(0, NONCE_BYTES));
+    cipher.setAAD(associatedData(sealedType, this.activeKeyId, type, place));
+    const body = cipher.update(bytes);
+    body.copy(sealed, NONCE_BYTES);
+    cipher.final().copy(sealed, NONCE_BYTES + body.length);
+    cipher.getAuthTag().copy(sealed, NONCE_BYTES + bytes.length);
+    return [sealedType, sealed];
+  }
+
+  /** The stored type of a value of serializer type `type` sealed with the active key; remembered per type. */
+  private sealedTypeOf(type: string): string {
+    const known = this.sealedTypes.get(type);
+    if (known !== undefined) return known;
     const sealedType = `${SEALED_TYPE_PREFIX}${this.activeKeyId}:${type}`;
     if (sealedType.length > MAX_TYPE_LENGTH) {
       throw new InvalidInputError(
         `encryption: the serializer's type "${type}" is too long to seal (the stored type is at most ${MAX_TYPE_LENGTH} characters)`,
       );
     }
-    const nonce = freshNonce();
-    const cipher = createCipheriv("aes-256-gcm", this.keys.get(this.activeKeyId) as KeyObject, nonce);
-    cipher.setAAD(associatedData(sealedType, this.activeKeyId, type, place));
-    const body = cipher.update(bytes);
-    const final = cipher.final();
-    return [sealedType, Buffer.concat([nonce, body, final, cipher.getAuthTag()])];
+    if (this.sealedTypes.size < MAX_PREFIXES) this.sealedTypes.set(type, sealedType);
+    return sealedType;
   }
 
   /**
