@@ -33,10 +33,13 @@ function samePlace(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-/** 53 bits of the GCM tag (random-looking, distinct per sealing) as a number: a cheap map key. */
+/**
+ * 30 bits of the GCM tag (random-looking, distinct per sealing) as a small integer: a
+ * cheap map key (V8 keeps it unboxed). Two values sharing it are told apart by comparing
+ * type, place and bytes; the newer one takes the slot.
+ */
 function tagKey(sealed: Buffer): number {
-  const at = sealed.length - TAG_BYTES;
-  return sealed.readUInt32LE(at) * 0x200000 + (sealed.readUInt32LE(at + 4) & 0x1fffff);
+  return sealed.readUInt32LE(sealed.length - TAG_BYTES) & 0x3fffffff;
 }
 
 export class OpenedValues {
