@@ -5,8 +5,8 @@
  * one by id. Rows are seeded with bulk SQL (MariaDB's seq_0_to_N tables) as copies of
  * one checkpoint written by the saver: 25 checkpoints per thread, 20 threads per user.
  *
- *   MYSQL_URL=mysql://user:pass@host:port/db npx tsx bench/mariadb-reads.ts           # 50k, then 500k
- *   BENCH_SMALL=1 MYSQL_URL=... npx tsx bench/mariadb-reads.ts                        # 5k, then 50k
+ *   npm run build && MYSQL_URL=mysql://user:pass@host:port/db npx tsx bench/mariadb-reads.ts           # 50k, then 500k
+ *   npm run build && BENCH_SMALL=1 MYSQL_URL=... npx tsx bench/mariadb-reads.ts                        # 5k, then 50k
  *
  * Targets: the filter at the larger size at most 1.5x its time at the smaller one;
  * getTuple latest no slower than by id. Prints medians in ms (wall clock and Node CPU).
@@ -14,7 +14,9 @@
 import { randomBytes } from "node:crypto";
 import { drizzle } from "drizzle-orm/mysql2";
 import mysql from "mysql2/promise";
-import { DrizzleSaver } from "../src/index.js";
+import { shipped } from "./shipped.js";
+
+const { DrizzleSaver } = shipped;
 
 const SMALL = process.env.BENCH_SMALL === "1";
 const SIZES = SMALL ? [5_000, 50_000] : [50_000, 500_000];

@@ -2,7 +2,7 @@
  * One saver, one phase, for a profiler: the write workload, then getTuple / list
  * reads, timed per phase. Used to find what bounds a result in BENCHMARKS.md:
  *
- *   BENCH_SUBJECTS=ours-sqlite BENCH_THREADS=200 npx tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.ts
+ *   npm run build && BENCH_SUBJECTS=ours-sqlite BENCH_THREADS=200 npx tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.ts
  *
  * Only the first subject of BENCH_SUBJECTS is used; its databases are dropped at the end.
  */

@@ -4,7 +4,7 @@
  * interleaved rounds (subject A, B, A, B, ...) so a busy machine slows all alike.
  * Also prints the statements one call sends (our savers, from drizzle's logger).
  *
- *   BENCH_SUBJECTS=ours-sqlite,official-sqlite BENCH_THREADS=200 npx tsx bench/read-cost.ts
+ *   npm run build && BENCH_SUBJECTS=ours-sqlite,official-sqlite BENCH_THREADS=200 npx tsx bench/read-cost.ts
  *
  * READ_ROUNDS (default 6) rounds of READ_CALLS (default 300) calls of each kind.
  * The growing-message workload (bench/workload.ts) is written first, so the latest

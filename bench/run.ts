@@ -74,7 +74,7 @@ function command(): string {
   const vars = SIZE_VARIABLES.filter(
     (name) => (process.env[name] ?? "") !== "" && !(script === "bench:compare" && name === "BENCH_COMPARE"),
   ).map((name) => `${name}=${process.env[name]}`);
-  const invocation = script?.startsWith("bench") ? `npm run ${script}` : "npx tsx bench/run.ts";
+  const invocation = script?.startsWith("bench") ? `npm run ${script}` : "npm run build && npx tsx bench/run.ts";
   return [...vars, invocation].join(" ");
 }
 

@@ -12,9 +12,11 @@
 
 import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
-import { DrizzleSaver } from "../src/index.js";
+import { shipped } from "./shipped.js";
 import { formatMs, formatNumber, median, now } from "./stats.js";
 import { rng, threadIdOf, writeThreads } from "./workload.js";
+
+const { DrizzleSaver } = shipped;
 
 const THREADS = Number(process.env.BENCH_SPIDER_THREADS ?? 200);
 const STEPS = Number(process.env.BENCH_SPIDER_STEPS ?? 10);
@@ -47,7 +49,7 @@ interface Result {
   getTupleMs: number;
 }
 
-async function measure(saver: DrizzleSaver): Promise<Result> {
+async function measure(saver: InstanceType<typeof DrizzleSaver>): Promise<Result> {
   await saver.setup();
   const threads = Array.from({ length: THREADS }, (_, i) => i);
   let ops = 0;

@@ -4,7 +4,7 @@
  * with their time (wall, in the driver call, so COMMIT includes writing the WAL), and
  * the WAL frames (4 KiB pages) written per op with automatic checkpoints off.
  *
- *   npx tsx bench/sqlite-write-cost.ts            # BENCH_THREADS (default 300) x 10 steps
+ *   npm run build && npx tsx bench/sqlite-write-cost.ts            # BENCH_THREADS (default 300) x 10 steps
  *
  * It wraps better-sqlite3's Statement methods and Database.pragma in this process:
  * a diagnostic, not a benchmark to compare ops/s with (bench/run.ts is).

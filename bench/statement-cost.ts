@@ -9,7 +9,7 @@
  * - SQLite: prepared afresh on every call (as the saver does now) against a cached
  *   better-sqlite3 statement, next to the saver's own end-to-end call.
  *
- *   PG_URL=postgres://... npx tsx bench/statement-cost.ts     (without PG_URL: SQLite only)
+ *   npm run build && PG_URL=postgres://... npx tsx bench/statement-cost.ts     (without PG_URL: SQLite only)
  */
 
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
@@ -17,10 +17,12 @@ import Database from "better-sqlite3";
 import { drizzle as drizzleSqlite } from "drizzle-orm/better-sqlite3";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { DrizzleSaver } from "../src/index.js";
+import { shipped } from "./shipped.js";
 import { formatMs, median, now } from "./stats.js";
 import { Workspace } from "./subjects.js";
 import { threadIdOf, writeThreads } from "./workload.js";
+
+const { DrizzleSaver } = shipped;
 
 const THREADS = Number(process.env.BENCH_THREADS ?? 300);
 const STEPS = 10;

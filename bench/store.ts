@@ -13,9 +13,11 @@
 import { loadavg } from "node:os";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
-import { DrizzleStore } from "../src/index.js";
 import { DIALECTS, type DialectName, freshDatabaseUrl } from "../test/helpers/databases.js";
+import { shipped } from "./shipped.js";
 import { formatMs, median, now, percentile } from "./stats.js";
+
+const { DrizzleStore } = shipped;
 
 const dialects = (process.env.BENCH_DIALECTS?.split(",") ?? [...DIALECTS]) as DialectName[];
 const RUNS = Number(process.env.STORE_RUNS ?? 100);

@@ -19,8 +19,11 @@ import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
-import { DrizzleSaver, type DrizzleSaverOptions } from "../src/index.js";
+import type { DrizzleSaverOptions } from "../src/index.js";
 import { POSTGRES_OPTIONS } from "../src/wiring/connect.js";
+import { shipped } from "./shipped.js";
+
+const { DrizzleSaver } = shipped;
 
 export type Family = "postgres" | "mysql" | "sqlite" | "memory";
 

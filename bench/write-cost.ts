@@ -4,7 +4,7 @@
  * step), after a warm-up whose ops are not counted. To compare two commits, run it in
  * each tree, alternating, several times (the medians are the result):
  *
- *   BENCH_SUBJECTS=ours-sqlite npx tsx bench/write-cost.ts
+ *   npm run build && BENCH_SUBJECTS=ours-sqlite npx tsx bench/write-cost.ts
  *
  * WRITE_THREADS (default 1000) threads of BENCH_STEPS checkpoints, after WARMUP_THREADS
  * (default 100); BENCH_INCREMENTAL as everywhere (bench/subjects.ts).
