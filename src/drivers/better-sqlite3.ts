@@ -9,6 +9,7 @@ import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-
 import type { Gate } from "./one-connection.js";
 import { publicBetterSqliteExecutor } from "./public-api.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
+import { walCheckpointerOf } from "./wal-checkpointer.js";
 
 /** The slice of a better-sqlite3 database the cached path uses. */
 interface BetterSqliteDatabase {
@@ -19,6 +20,7 @@ interface BetterSqliteDatabase {
     run(...params: unknown[]): { changes: number };
   };
   loadExtension(path: string): void;
+  pragma(source: string, options: { simple: true }): unknown;
 }
 
 /**
@@ -55,6 +57,7 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
   const compiler = compilerFor(db, options);
   const logger = loggerOf(db);
   const prepared = new LruCache<ReturnType<BetterSqliteDatabase["prepare"]>>(200);
+  const checkpointer = options.backgroundCheckpoints === false ? undefined : walCheckpointerOf(database);
   const compiled = (statement: Parameters<Executor["compile"]>[0]) => {
     const query = compiler.compile(statement);
     logger?.logQuery(query.sql, query.params);
@@ -67,7 +70,9 @@ export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {})
     },
     run(input) {
       const { statement, params } = compiled(input);
-      return statement.run(...params).changes;
+      const changes = statement.run(...params).changes;
+      checkpointer?.wrote();
+      return changes;
     },
   };
   const executor = serialSqliteExecutor(

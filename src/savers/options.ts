@@ -58,6 +58,12 @@ export interface DrizzleSaverOptions {
    * filters work in SQL): `put` drops them, and they are not returned or filterable.
    */
   excludeMetadataKeys?: string[];
+  /**
+   * better-sqlite3 files in WAL mode: under sustained writes, a worker thread with its own
+   * connection runs SQLite's WAL checkpoints, which otherwise run on the writing thread
+   * (docs/drivers.md). Default true; false keeps them on the writing thread.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /** See {@link DrizzleSaverOptions.incrementalValues}. */

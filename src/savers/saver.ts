@@ -101,7 +101,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     super(options.serde ?? new MsgpackSerializer());
-    const { dialect, migrations } = resolve(db, options.tables, options.schema);
+    if (options.backgroundCheckpoints !== undefined && typeof options.backgroundCheckpoints !== "boolean") {
+      throw new InvalidInputError("backgroundCheckpoints must be true or false");
+    }
+    const { dialect, migrations } = resolve(db, options.tables, options.schema, {
+      backgroundCheckpoints: options.backgroundCheckpoints,
+    });
     this.dialect = dialect;
     const templates = new Templates();
     const remembered = options.incrementalValues ?? DEFAULT_INCREMENTAL_VALUES;

@@ -91,4 +91,6 @@ export interface SyncRunner {
 export interface ExecutorOptions {
   /** Values a dialect derives from a template's placeholder name (MySQL's key hashes). */
   derive?: (name: string, values: Record<string, unknown>) => unknown;
+  /** better-sqlite3 files in WAL mode: checkpoints in a worker thread under sustained writes (drivers/wal-checkpointer.ts). Default true. */
+  backgroundCheckpoints?: boolean;
 }

@@ -5,6 +5,7 @@
 import { pathToFileURL } from "node:url";
 import { type DatabaseFamily, databaseFamily, sqliteFile, urlScheme } from "../database-family.js";
 import { readCommittedPools } from "../drivers/mysql2.js";
+import { walCheckpointerOf } from "../drivers/wal-checkpointer.js";
 import { DriverNotInstalledError, InvalidInputError } from "../errors.js";
 import type { SupportedDatabase } from "./registry.js";
 
@@ -189,6 +190,7 @@ async function openBetterSqlite(url: string): Promise<OwnedConnection | undefine
   return {
     db: drizzle(sqlite),
     close: async () => {
+      walCheckpointerOf(sqlite)?.stop();
       sqlite.close();
     },
   };

@@ -126,7 +126,13 @@ export interface Resolved {
 }
 
 /** The family and executor of a drizzle database; `who` names the class in messages. */
-function familyOf(db: SupportedDatabase, who: string, schema: string | undefined, hasTables: boolean) {
+function familyOf(
+  db: SupportedDatabase,
+  who: string,
+  schema: string | undefined,
+  hasTables: boolean,
+  options: ExecutorOptions = {},
+) {
   const family = FAMILIES.find((candidate) => candidate.matches(db));
   const kind = sessionKind(db);
   if (!family) {
@@ -146,7 +152,7 @@ function familyOf(db: SupportedDatabase, who: string, schema: string | undefined
       throw new InvalidInputError("schema must be a non-empty string");
     if (hasTables) throw new InvalidInputError("pass either schema or tables: tables name their own schema");
   }
-  const executor = withHiddenParameters(entry.executor(db, family.executorOptions));
+  const executor = withHiddenParameters(entry.executor(db, { ...family.executorOptions, ...options }));
   return { family, executor };
 }
 
@@ -154,8 +160,13 @@ function familyOf(db: SupportedDatabase, who: string, schema: string | undefined
  * Finds the dialect from the class of the drizzle database and the executor from its
  * driver. Touches nothing in the database: an unsupported one fails here, before any write.
  */
-export function resolve(db: SupportedDatabase, tables: CheckpointTables | undefined, schema?: string): Resolved {
-  const { family, executor } = familyOf(db, "DrizzleSaver", schema, tables !== undefined);
+export function resolve(
+  db: SupportedDatabase,
+  tables: CheckpointTables | undefined,
+  schema?: string,
+  options?: ExecutorOptions,
+): Resolved {
+  const { family, executor } = familyOf(db, "DrizzleSaver", schema, tables !== undefined, options);
   return { dialect: family.dialect(executor, tables, schema), migrations: family.migrations };
 }
 
