@@ -28,8 +28,8 @@ const PACE_MS = 20;
  * behind; the log file grows to about 16 MiB instead of 4.
  */
 const WRITER_THRESHOLD_PAGES = 4_000;
-/** A worker with no write to follow for this long stops. */
-const IDLE_EXIT_MS = 5_000;
+/** A worker with no write to follow for this long stops (a pause between a user's turns keeps it). */
+const IDLE_EXIT_MS = 30_000;
 
 /** Slots of the shared signal: writes since the last checkpoint (0 or 1), "stop", checkpoints run. */
 const WROTE = 0;

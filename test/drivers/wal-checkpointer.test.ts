@@ -105,7 +105,7 @@ describe("background WAL checkpoints (better-sqlite3 files)", () => {
     for (let round = 0; round < 20; round++) await writeSteps(saver, `t${round}`, 20);
     await saver.close();
     // Leaving WAL mode needs the only connection to the file: the worker's must be gone
-    // well before it would have stopped on its own (5 idle seconds).
+    // well before it would have stopped on its own (30 idle seconds).
     const probe = new Database(file);
     const leavesWal = () => {
       try {
@@ -125,7 +125,11 @@ describe("background WAL checkpoints (better-sqlite3 files)", () => {
   }, 60_000);
 
   it("never keeps the process alive", async () => {
-    // Within 3 s: an idle worker stops by itself after 5, so only an unreferenced one passes.
-    await expectExitsOnItsOwn(join("test/drivers/workers", "busy-writer.ts"), { file: join(dir, "busy.sqlite") }, 3_000);
+    // Within 3 s: an idle worker stops by itself after 30, so only an unreferenced one passes.
+    await expectExitsOnItsOwn(
+      join("test/drivers/workers", "busy-writer.ts"),
+      { file: join(dir, "busy.sqlite") },
+      3_000,
+    );
   }, 60_000);
 });
