@@ -9,7 +9,7 @@
  * (WRITER_THRESHOLD_PAGES) and then put back.
  *
  * The worker starts after a burst of writes on a connection to a file, one per
- * connection, never keeps the process alive, and stops after a few idle seconds or when
+ * connection, never keeps the process alive, and stops after half a minute without writes or when
  * the saver closes the connection it opened. If it cannot run (no file, not in WAL mode,
  * no driver in a worker), checkpoints simply stay where SQLite puts them.
  */
