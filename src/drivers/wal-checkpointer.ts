@@ -17,7 +17,7 @@ import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { Worker } from "node:worker_threads";
 
-/** Write statements on a file before its worker starts: short-lived databases never get one. */
+/** Write statements on a connection before its worker starts: short-lived databases never get one. */
 const START_AFTER_WRITES = 500;
 /** At most one checkpoint per this many milliseconds: each one syncs the database file. */
 const PACE_MS = 20;
