@@ -63,18 +63,17 @@ function associatedDataUtf8(parts: readonly string[]): Buffer {
   return out;
 }
 
-/**
- * The encoded first parts (format, key id, inner type) by stored type, which names all
- * three: a handful per process. Bounded, since stored types come from rows.
- */
+/** The most types the memos below keep: a serializer has a handful; stored types come from rows, so bounded. */
+const MAX_REMEMBERED_TYPES = 64;
+
+/** The encoded first parts (format, key id, inner type) by stored type, which names all three. */
 const prefixes = new Map<string, Buffer>();
-const MAX_PREFIXES = 64;
 
 function prefixOf(storedType: string, keyId: string, type: string): Buffer {
   let prefix = prefixes.get(storedType);
   if (!prefix) {
     prefix = associatedDataUtf8([FORMAT, keyId, type]);
-    if (prefixes.size < MAX_PREFIXES) prefixes.set(storedType, prefix);
+    if (prefixes.size < MAX_REMEMBERED_TYPES) prefixes.set(storedType, prefix);
   }
   return prefix;
 }
@@ -208,7 +207,7 @@ export class Sealer {
         `encryption: the serializer's type "${type}" is too long to seal (the stored type is at most ${MAX_TYPE_LENGTH} characters)`,
       );
     }
-    if (this.sealedTypes.size < MAX_PREFIXES) this.sealedTypes.set(type, sealedType);
+    if (this.sealedTypes.size < MAX_REMEMBERED_TYPES) this.sealedTypes.set(type, sealedType);
     return sealedType;
   }
 
