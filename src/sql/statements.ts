@@ -91,22 +91,33 @@ export class StatementCompiler {
   }
 }
 
-/** Things built once per key (templates by shape, say); beyond `size` keys the least recently used go. */
+/**
+ * Things built once per key (templates by shape, say); beyond `size` keys the oldest not
+ * used since it was last passed over goes (second chance). A hit only sets a flag: moving
+ * the entry to the back on every hit cost each statement of a put more than its lookup.
+ */
 export class LruCache<T> {
-  private readonly entries = new Map<string, T>();
+  private readonly entries = new Map<string, { value: T; used: boolean }>();
 
   constructor(private readonly size: number) {}
 
   get(key: string, build: () => T): T {
-    let entry = this.entries.get(key);
+    const entry = this.entries.get(key);
     if (entry !== undefined) {
-      this.entries.delete(key); // re-inserted below as the most recently used
-    } else {
-      entry = build();
-      if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value as string);
+      entry.used = true;
+      return entry.value;
     }
-    this.entries.set(key, entry);
-    return entry;
+    const value = build();
+    while (this.entries.size >= this.size) {
+      const [oldestKey, oldest] = this.entries.entries().next().value as [string, { value: T; used: boolean }];
+      this.entries.delete(oldestKey);
+      if (oldest.used) {
+        oldest.used = false;
+        this.entries.set(oldestKey, oldest);
+      }
+    }
+    this.entries.set(key, { value, used: false });
+    return value;
   }
 }
 
@@ -117,13 +128,30 @@ export function placeholderRows(prefix: string, rows: number, columns: number): 
   );
 }
 
+/**
+ * Placeholder names by prefix, row and column, made once for the first rows (a put fills
+ * dozens per call); the rows of a rare large statement beyond them are named as they come.
+ */
+const rowNames = new Map<string, string[][]>();
+const NAMED_ROWS = 64;
+
 /** The values for {@link placeholderRows} with the same prefix. */
 export function rowValues(prefix: string, rows: unknown[][], into: Values = {}): Values {
-  rows.forEach((row, r) => {
-    row.forEach((value, c) => {
-      into[`${prefix}${r}.${c}`] = value;
-    });
-  });
+  let names = rowNames.get(prefix);
+  if (!names) {
+    names = [];
+    rowNames.set(prefix, names);
+  }
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r];
+    const known = names[r] ?? [];
+    if (r < NAMED_ROWS) names[r] = known;
+    for (let c = 0; c < row.length; c++) {
+      const name = known[c] ?? `${prefix}${r}.${c}`;
+      known[c] = name;
+      into[name] = row[c];
+    }
+  }
   return into;
 }
 

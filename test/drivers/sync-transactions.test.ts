@@ -17,6 +17,7 @@ const one = betterSqliteExecutor(drizzle(first, { logger: { logQuery: (query) =>
 const other = betterSqliteExecutor(drizzle(second));
 const count = () => (first.prepare("select count(*) as n from t").get() as { n: number }).n;
 const transactions = () => begun.filter((query) => /^begin/i.test(query)).length;
+const savepoints = () => begun.filter((query) => /^savepoint/i.test(query));
 
 afterAll(() => {
   first.close();
@@ -38,6 +39,8 @@ describe("better-sqlite3: units grouped into one transaction (group commit)", ()
     // Each unit sees the ones before it: they ran one after another in one transaction.
     expect(results).toEqual([1, 2, 3]);
     expect(transactions()).toBe(1);
+    // No savepoint while no unit fails.
+    expect(savepoints()).toEqual([]);
     expect(first.inTransaction).toBe(false);
     expect(count()).toBe(3);
   });
@@ -56,6 +59,56 @@ describe("better-sqlite3: units grouped into one transaction (group commit)", ()
     expect(first.inTransaction).toBe(false);
     const rows = first.prepare("select x from t order by x").all() as { x: number }[];
     expect(rows.map((row) => row.x)).toEqual([1, 2, 3, 4, 6]);
+  });
+
+  it("undoes a unit failing in SQL alone, after the others' statements ran, and runs the others once in effect", async () => {
+    const before = count();
+    const seen: number[][] = [];
+    const outcomes = await Promise.allSettled([
+      one.transactionGrouped?.((tx) => {
+        tx.run(sql`insert into t (x) values (8)`);
+        return tx.all(sql`select x from t where x >= 8`).length;
+      }),
+      // A primary-key conflict with the row inserted just before it, in the same group.
+      one.transactionGrouped?.((tx) => {
+        tx.run(sql`insert into t (x) values (9)`);
+        tx.run(sql`insert into t (x) values (8)`);
+      }),
+      one.transactionGrouped?.((tx) => {
+        tx.run(sql`insert into t (x) values (10)`);
+        const rows = tx.all(sql`select x from t where x >= 8 order by x`) as { x: number }[];
+        seen.push(rows.map((row) => row.x));
+        return rows.length;
+      }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toMatch(/UNIQUE constraint failed/);
+    // The group ran again unit by unit: the last unit's result is from that run, without 9.
+    expect((outcomes[0] as PromiseFulfilledResult<number>).value).toBe(1);
+    expect((outcomes[2] as PromiseFulfilledResult<number>).value).toBe(2);
+    expect(seen.at(-1)).toEqual([8, 10]);
+    expect(first.inTransaction).toBe(false);
+    expect(count()).toBe(before + 2);
+    const rows = first.prepare("select x from t where x >= 8 order by x").all() as { x: number }[];
+    expect(rows.map((row) => row.x)).toEqual([8, 10]);
+  });
+
+  it("runs a unit alone in its turn without a savepoint; its failure writes nothing and rejects with its error", async () => {
+    begun.length = 0;
+    const before = count();
+    expect(await one.transactionGrouped?.((tx) => tx.run(sql`insert into t (x) values (11)`))).toBe(1);
+    await expect(
+      one.transactionGrouped?.((tx) => {
+        tx.run(sql`insert into t (x) values (12)`);
+        throw new Error("alone and failed");
+      }),
+    ).rejects.toThrow("alone and failed");
+    expect(savepoints()).toEqual([]);
+    expect(transactions()).toBe(2);
+    expect(first.inTransaction).toBe(false);
+    expect(count()).toBe(before + 1);
+    // The connection goes on as before.
+    expect(await one.transactionGrouped?.((tx) => tx.run(sql`insert into t (x) values (12)`))).toBe(1);
   });
 
   it("waits while another connection of this process holds the file's transaction", async () => {

@@ -19,13 +19,13 @@ type Call = "first put" | "put" | "putWrites" | "getTuple (latest)" | "getTuple 
 
 /** Statements per call on each dialect's default driver. */
 const STATEMENTS: Record<DialectName, Record<Call, number>> = {
-  // A write unit: BEGIN IMMEDIATE, its savepoint, its statements, the release, COMMIT
-  // (a group commit shares BEGIN and COMMIT between the units of one turn). A read: the
-  // page, its writes and blobs, and (for a page with incremental values) their bases.
+  // A write unit: BEGIN IMMEDIATE, its statements, COMMIT (a group commit shares BEGIN and
+  // COMMIT between the units of one turn). A read: the page, its writes and blobs, and
+  // (for a page with incremental values) their bases.
   sqlite: {
-    "first put": 7,
-    put: 8,
-    putWrites: 6,
+    "first put": 5,
+    put: 6,
+    putWrites: 4,
     "getTuple (latest)": 3,
     "getTuple (by id)": 2,
     "list (limit 10)": 2,

@@ -117,11 +117,11 @@ describe("statements on SQLite", () => {
       expectThreeSteps(await exercise(saver));
       // Every text is prepared once however often it runs.
       expect(prepared.length).toBe(new Set(prepared).size);
-      // Exactly these texts: a unit's savepoint and its release (group commit; BEGIN and
-      // COMMIT were prepared by setup), the thread row, two blob inserts (two channels,
-      // then one), checkpoint and write inserts, the parent check, and the page and
+      // Exactly these texts (BEGIN and COMMIT were prepared by setup; a unit alone in its
+      // turn needs no savepoint): the thread row, two blob inserts (two channels, then
+      // one), checkpoint and write inserts, the parent check, and the page and
       // related-rows queries of getTuple and of list.
-      expect(prepared.length).toBe(12);
+      expect(prepared.length).toBe(10);
     } finally {
       sqlite.close();
     }

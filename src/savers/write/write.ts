@@ -34,16 +34,27 @@ import {
 import { storedVersion, storedVersions } from "./versions.js";
 import { WriteStatements } from "./write-statements.js";
 
-/** The keys of the last `size` checkpoints a saver stored, the oldest forgotten first. */
+/**
+ * The keys of the last `size` checkpoints a saver stored, the oldest forgotten first: a
+ * ring of keys beside a set (taking the first of a Set that keeps losing its first
+ * entries walks over their tombstones). A key stored again keeps its first place.
+ */
 class RecentKeys {
   private readonly keys = new Set<string>();
+  private readonly ring: (string | undefined)[];
+  private next = 0;
 
-  constructor(private readonly size: number) {}
+  constructor(size: number) {
+    this.ring = new Array<string | undefined>(size);
+  }
 
   add(key: string): void {
-    this.keys.delete(key);
+    if (this.keys.has(key)) return;
+    const oldest = this.ring[this.next];
+    if (oldest !== undefined) this.keys.delete(oldest);
+    this.ring[this.next] = key;
+    this.next = (this.next + 1) % this.ring.length;
     this.keys.add(key);
-    if (this.keys.size > this.size) this.keys.delete(this.keys.values().next().value as string);
   }
 
   has(key: string): boolean {
