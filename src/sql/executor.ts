@@ -41,12 +41,13 @@ export interface Executor extends Runner {
    */
   transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
   /**
-   * A synchronous driver only: runs `work` in a savepoint of a transaction that the units
-   * queued in the same turn of the event loop share (group commit: one BEGIN, one COMMIT
-   * and one write of each changed page for all of them). Each unit runs without yielding
-   * to the event loop; one that throws is rolled back alone and rejects with its error.
-   * Resolves with the unit's result once the shared commit has succeeded; if the
-   * transaction itself fails (BEGIN, COMMIT), every unit of it rejects, none written.
+   * A synchronous driver only: runs `work` in a transaction that the units queued in the
+   * same turn of the event loop share (group commit: one BEGIN, one COMMIT and one write
+   * of each changed page for all of them). Each unit runs without yielding to the event
+   * loop; one that throws is rolled back alone and rejects with its error (the others may
+   * then run again). Resolves with the unit's result once the shared commit has
+   * succeeded; if the transaction itself fails (BEGIN, COMMIT), every unit of it rejects,
+   * none written.
    */
   transactionGrouped?<T>(work: (tx: SyncRunner) => T): Promise<T>;
   /**
