@@ -1,11 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { uuid6 } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { betterSqliteExecutor } from "../../src/drivers/better-sqlite3.js";
+import { DrizzleSaver, MissingParentError } from "../../src/index.js";
+import { checkpointOf } from "../reliability/helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sync-tx-"));
 const file = join(dir, "sync.db");
@@ -131,5 +134,45 @@ describe("better-sqlite3: units grouped into one transaction (group commit)", ()
     await open;
     // It ran after the other transaction committed, so it sees its row.
     expect(await grouped).toBe(1);
+  });
+
+  it("a saver's calls in one turn: the one refused writes nothing, the others land with theirs", async () => {
+    const sqlite = new Database(join(dir, "saver.db"));
+    sqlite.pragma("journal_mode = WAL");
+    const queries: string[] = [];
+    const saver = new DrizzleSaver(drizzle(sqlite, { logger: { logQuery: (query) => queries.push(query) } }));
+    try {
+      await saver.setup();
+      const put = (thread: string) =>
+        saver.put(
+          { configurable: { thread_id: thread, checkpoint_ns: "" } },
+          checkpointOf(uuid6(-1), { a: thread }, { a: "1.a" }),
+          { source: "loop", step: 0, parents: {} },
+          { a: "1.a" },
+        );
+      const kept = await put("kept");
+      const gone = await put("gone");
+      await saver.deleteThread("gone");
+      queries.length = 0;
+      const outcomes = await Promise.allSettled([
+        saver.putWrites(kept, [["a", "w1"]], "task-1"),
+        saver.putWrites(gone, [["a", "late"]], "task-2"),
+        put("new"),
+      ]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(MissingParentError);
+      // One group: run bare, rolled back, run again unit by unit.
+      expect(queries.filter((query) => /^begin/i.test(query))).toHaveLength(2);
+      expect(queries.filter((query) => /^savepoint/i.test(query))).toHaveLength(3);
+      const rows = (table: string) =>
+        sqlite.prepare(`select thread_id from ${table} order by thread_id`).all() as { thread_id: string }[];
+      expect(rows("checkpoint_writes").map((row) => row.thread_id)).toEqual(["kept"]);
+      expect(rows("checkpoints").map((row) => row.thread_id)).toEqual(["kept", "new"]);
+      expect(
+        (await saver.getTuple({ configurable: { thread_id: "new", checkpoint_ns: "" } }))?.checkpoint.channel_values,
+      ).toEqual({ a: "new" });
+    } finally {
+      sqlite.close();
+    }
   });
 });
