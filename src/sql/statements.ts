@@ -129,18 +129,20 @@ export function placeholderRows(prefix: string, rows: number, columns: number): 
 }
 
 /**
- * Placeholder names by prefix, row and column, made once for the first rows (a put fills
- * dozens per call); the rows of a rare large statement beyond them are named as they come.
+ * Placeholder names by prefix, row and column, made once for the first rows of the first
+ * prefixes (a put fills dozens per call); the rest, a rare large statement's, are named
+ * as they come.
  */
 const rowNames = new Map<string, string[][]>();
 const NAMED_ROWS = 64;
+const NAMED_PREFIXES = 32;
 
 /** The values for {@link placeholderRows} with the same prefix. */
 export function rowValues(prefix: string, rows: unknown[][], into: Values = {}): Values {
   let names = rowNames.get(prefix);
   if (!names) {
     names = [];
-    rowNames.set(prefix, names);
+    if (rowNames.size < NAMED_PREFIXES) rowNames.set(prefix, names);
   }
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];

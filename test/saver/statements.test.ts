@@ -8,6 +8,7 @@ import pg from "pg";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
+import { LruCache, placeholderRows, rowValues } from "../../src/sql/statements.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 
 /**
@@ -140,6 +141,45 @@ describe("statements on SQLite", () => {
       expect(logger.queries.length).toBeGreaterThan(8);
     } finally {
       sqlite.close();
+    }
+  });
+});
+
+describe("the statement caches (src/sql/statements.ts)", () => {
+  it("build each key once, hold at most their size, and give an entry used since the last pass a second chance", () => {
+    const cache = new LruCache<string>(3);
+    const built: string[] = [];
+    const get = (key: string) =>
+      cache.get(key, () => {
+        built.push(key);
+        return `value of ${key}`;
+      });
+    for (const key of ["a", "b", "c"]) expect(get(key)).toBe(`value of ${key}`);
+    expect(get("a")).toBe("value of a"); // a hit: not built again
+    get("d"); // full: "a" was used since it came in, so "b", the oldest unused, goes
+    get("a");
+    get("c");
+    expect(built).toEqual(["a", "b", "c", "d"]);
+    get("b");
+    expect(built).toEqual(["a", "b", "c", "d", "b"]);
+    // Each hit and rebuild left at most 3 entries: the 3 built last or kept are hits.
+    const before = built.length;
+    for (const key of ["a", "b", "c", "d"]) get(key);
+    expect(built.length - before).toBeLessThanOrEqual(2);
+  });
+
+  it("name row values as placeholderRows names their placeholders, for every prefix and row", () => {
+    for (const prefix of ["blob", "blob1_", "write"]) {
+      for (const rows of [1, 3, 70]) {
+        const placeholders = placeholderRows(prefix, rows, 4);
+        const values = rowValues(
+          prefix,
+          Array.from({ length: rows }, (_, r) => [r, `${r}`, null, Buffer.from([r % 256])]),
+        );
+        const names = placeholders.flat().map((placeholder) => placeholder.name as string);
+        expect(Object.keys(values).sort()).toEqual([...names].sort());
+        expect(values[`${prefix}${rows - 1}.1`]).toBe(`${rows - 1}`);
+      }
     }
   });
 });
