@@ -9,18 +9,15 @@ import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-
 import type { Gate } from "./one-connection.js";
 import { publicBetterSqliteExecutor } from "./public-api.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
-import { walCheckpointerOf } from "./wal-checkpointer.js";
+import { type WalDatabase, walCheckpointerOf } from "./wal-checkpointer.js";
 
-/** The slice of a better-sqlite3 database the cached path uses. */
-interface BetterSqliteDatabase {
-  name: string;
-  memory: boolean;
+/** The slice of a better-sqlite3 database the cached path uses (its file, and what the checkpointer reads). */
+interface BetterSqliteDatabase extends WalDatabase {
   prepare(source: string): {
     all(...params: unknown[]): unknown[];
     run(...params: unknown[]): { changes: number };
   };
   loadExtension(path: string): void;
-  pragma(source: string, options: { simple: true }): unknown;
 }
 
 /**
