@@ -203,6 +203,12 @@ export interface Dialect {
    * every key with a JSON-equal value (entries are in stored form, see metadata.ts).
    */
   metadataMatches(entries: [string, JsonValue][], table?: MetadataTable): SQL;
+  /**
+   * Optional: `metadataMatches` as a template, where the predicate's text does not depend
+   * on the filter: the filter (its entries as a JSON object's text) goes in `filterJson`,
+   * a placeholder, so a filtered list reuses one compiled statement.
+   */
+  metadataFilterTemplate?(filterJson: SQL, table?: MetadataTable): SQL;
   /** The text of a top-level field of a JSON document (numbers as their JSON text). */
   jsonField(document: SQL, key: string): SQL;
   /**

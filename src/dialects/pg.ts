@@ -16,7 +16,7 @@ import {
   settleIn,
   threadActivityBySkipScan,
 } from "./common-sql.js";
-import type { Dialect, MigrationOptions } from "./dialect.js";
+import type { Dialect, MetadataTable, MigrationOptions } from "./dialect.js";
 import {
   deleteEmptyThread,
   lockForRefresh,
@@ -100,6 +100,23 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     greatest: "greatest",
     json: (value) => sql`${value}::jsonb`,
     rootNsKey: "",
+  };
+
+  /**
+   * Whether the metadata has every key of `filterJson` (a JSON object's text, as a value
+   * or a placeholder) with a JSON-equal value. Containment lets the GIN index find
+   * candidates; equality of the metadata's filter keys with the filter makes the match
+   * exact (containment alone matches sub-arrays and sub-objects). One predicate with one
+   * parameter whatever the number of keys: a predicate per key made planning cost
+   * seconds per thousand keys; and the text is the same for every filter (a template).
+   */
+  const metadataContains = (filterJson: SQL, table: MetadataTable = "checkpoints"): SQL => {
+    const filter = sql`${filterJson}::jsonb`;
+    const metadata = table === "threads" ? checkpointThreads.metadata : checkpoints.metadata;
+    return sql`(${metadata} @> ${filter} and (
+      select jsonb_object_agg(e.key, e.value)
+      from jsonb_each(case when jsonb_typeof(${metadata}) = 'object' then ${metadata} else '{}'::jsonb end) as e
+      where jsonb_exists(${filter}, e.key)) = ${filter})`;
   };
 
   const combine = combiner();
@@ -187,18 +204,8 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
     jsonParam: (json) => sql`${json}::jsonb`,
-    metadataMatches(entries, table = "checkpoints") {
-      // Containment lets the GIN index find candidates; equality of the metadata's
-      // filter keys with the filter makes the match exact (containment alone matches
-      // sub-arrays and sub-objects). One predicate with one parameter whatever the
-      // number of keys: a predicate per key made planning cost seconds per thousand keys.
-      const filter = sql`${JSON.stringify(Object.fromEntries(entries))}::jsonb`;
-      const metadata = table === "threads" ? checkpointThreads.metadata : checkpoints.metadata;
-      return sql`(${metadata} @> ${filter} and (
-        select jsonb_object_agg(e.key, e.value)
-        from jsonb_each(case when jsonb_typeof(${metadata}) = 'object' then ${metadata} else '{}'::jsonb end) as e
-        where jsonb_exists(${filter}, e.key)) = ${filter})`;
-    },
+    metadataMatches: (entries, table) => metadataContains(sql`${JSON.stringify(Object.fromEntries(entries))}`, table),
+    metadataFilterTemplate: metadataContains,
     jsonField: (document, key) => sql`${document} ->> ${key}::text`,
     // A lateral lookup per checkpoint: joined as a set, PostgreSQL assumes 100 entries
     // per JSON object and prefers scanning every blob partition.

@@ -77,6 +77,41 @@ describe("statements on PostgreSQL", () => {
     }
   });
 
+  it("run a filtered list as one template for every filter, the filter a parameter", async () => {
+    const client = postgres(await freshDatabaseUrl("postgres"), { onnotice: () => {} });
+    const logger = recordingLogger();
+    try {
+      const db = drizzlePostgresJs(client, { logger });
+      // drizzle turns SQL into text in its dialect's sqlToQuery: counted after the first filter.
+      const dialect = (db as unknown as { dialect: { sqlToQuery: (...args: unknown[]) => unknown } }).dialect;
+      const sqlToQuery = dialect.sqlToQuery;
+      let compiled = 0;
+      dialect.sqlToQuery = (...args: unknown[]) => {
+        compiled++;
+        return sqlToQuery.apply(dialect, args);
+      };
+      const saver = new DrizzleSaver(db);
+      await saver.setup();
+      await exercise(saver);
+      const filtered = async (filter: Record<string, unknown>) => {
+        const steps = [];
+        for await (const tuple of saver.list({}, { filter, limit: 5 })) steps.push(tuple.metadata?.step);
+        return steps;
+      };
+      expect(await filtered({ source: "loop", step: 1 })).toEqual([1]);
+      compiled = 0;
+      logger.queries.length = 0;
+      expect(await filtered({ step: 2 })).toEqual([2]);
+      expect(await filtered({ source: "loop", step: 0, parents: {} })).toEqual([0]);
+      expect(await filtered({ source: "input" })).toEqual([]);
+      expect(compiled).toBe(0);
+      expect(logger.queries.length).toBe(3);
+      expect(new Set(logger.queries).size).toBe(1);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("work on a postgres.js client made with prepare: false (PgBouncer in transaction mode)", async () => {
     const client = postgres(await freshDatabaseUrl("postgres"), { onnotice: () => {}, prepare: false });
     try {

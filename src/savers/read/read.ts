@@ -121,8 +121,14 @@ export class CheckpointReader {
       condition("page.before", requireId(before, "before.checkpoint_id"), (p) => sql`${c.checkpointId} < ${p}`);
     }
     const entries = storedFilterEntries(options.filter);
-    if (entries.length > 0) conditions.push(this.dialect.metadataMatches(entries));
-    const shape = entries.length > 0 ? undefined : `list.${Object.keys(values).join(",")}`;
+    const { metadataFilterTemplate } = this.dialect;
+    if (entries.length > 0 && metadataFilterTemplate) {
+      condition("page.filter", JSON.stringify(Object.fromEntries(entries)), (p) => metadataFilterTemplate(p));
+    } else if (entries.length > 0) {
+      conditions.push(this.dialect.metadataMatches(entries));
+    }
+    // Values inline (metadataMatches) make the statement one-off; otherwise it is a template.
+    const shape = entries.length > 0 && !metadataFilterTemplate ? undefined : `list.${Object.keys(values).join(",")}`;
 
     const { limit } = options;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
