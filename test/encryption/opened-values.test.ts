@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { DecryptionError, InvalidInputError, Sealer } from "../../src/index.js";
 import { freshSaver } from "../helpers/databases.js";
@@ -66,6 +68,38 @@ describe("the memory of opened values", () => {
     none.open(storedType, sealed, PLACE, "v");
     none.open(storedType, sealed, PLACE, "v");
     expect(none.cacheStats()).toEqual({ hits: 0, misses: 0, entries: 0, bytes: 0 });
+  });
+
+  it("holds about cacheBytes of memory, not the pool slabs its small values were copied from", async () => {
+    // Garbage collection on demand, so that what is measured is only what stays reachable.
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // V8 frees array buffers' memory on a background thread after a collection.
+    const collect = async () => {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      gc();
+    };
+    const bound = 4 * 1024 * 1024;
+    const memory = sealer(bound);
+    const transient: Buffer[] = [];
+    await collect();
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 40_000; i++) {
+      const place = [...PLACE.slice(0, 4), String(i), ""];
+      const [storedType, sealed] = memory.seal("msgpack", Buffer.alloc([1, 343, 395, 1962][i % 4], i), place);
+      memory.open(storedType, Buffer.from(sealed), place, "v");
+      // Short-lived small buffers between opens, as a read's rows and decoding make them.
+      transient.push(Buffer.allocUnsafe(200));
+      if (transient.length > 100) transient.shift();
+    }
+    transient.length = 0;
+    await collect();
+    const held = process.memoryUsage().arrayBuffers - before;
+    expect(memory.cacheStats().bytes).toBeLessThanOrEqual(bound);
+    // Were small copies taken from Node's Buffer pool, each would keep its 8 KiB slab (3.5x the
+    // bound); were evicted entries left in the eviction queue, their bytes would stay too (1.3x).
+    expect(held).toBeLessThan(1.1 * bound);
   });
 
   it("opens values sealed by the released format (fixed vectors), ASCII places and others", () => {
