@@ -74,11 +74,17 @@ describe("the memory of opened values", () => {
     // Garbage collection on demand, so that what is measured is only what stays reachable.
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
-    // V8 frees array buffers' memory on a background thread after a collection.
+    // V8 frees array buffers' memory on a background thread after a collection: collect
+    // until two readings agree (a loaded machine may take a while).
     const collect = async () => {
-      gc();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      gc();
+      let last = -1;
+      for (let i = 0; i < 100; i++) {
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const now = process.memoryUsage().arrayBuffers;
+        if (now === last) return;
+        last = now;
+      }
     };
     const bound = 4 * 1024 * 1024;
     const memory = sealer(bound);
