@@ -121,10 +121,13 @@ export class LruCache<T> {
   }
 }
 
-/** Placeholders for `rows` rows of `columns` values, named `<prefix><row>.<column>`. */
+/** The name of a row value's placeholder: `<prefix><row>.<column>`. */
+const placeholderName = (prefix: string, row: number, column: number) => `${prefix}${row}.${column}`;
+
+/** Placeholders for `rows` rows of `columns` values, named by {@link placeholderName}. */
 export function placeholderRows(prefix: string, rows: number, columns: number): Placeholder[][] {
   return Array.from({ length: rows }, (_, row) =>
-    Array.from({ length: columns }, (_, column) => sql.placeholder(`${prefix}${row}.${column}`)),
+    Array.from({ length: columns }, (_, column) => sql.placeholder(placeholderName(prefix, row, column))),
   );
 }
 
@@ -149,7 +152,7 @@ export function rowValues(prefix: string, rows: unknown[][], into: Values = {}):
     const known = names[r] ?? [];
     if (r < NAMED_ROWS) names[r] = known;
     for (let c = 0; c < row.length; c++) {
-      const name = known[c] ?? `${prefix}${r}.${c}`;
+      const name = known[c] ?? placeholderName(prefix, r, c);
       known[c] = name;
       into[name] = row[c];
     }
