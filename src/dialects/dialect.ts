@@ -205,8 +205,8 @@ export interface Dialect {
   metadataMatches(entries: [string, JsonValue][], table?: MetadataTable): SQL;
   /**
    * Optional: `metadataMatches` as a template, where the predicate's text does not depend
-   * on the filter: the filter (its entries as a JSON object's text) goes in `filterJson`,
-   * a placeholder, so a filtered list reuses one compiled statement.
+   * on the filter: the filter (`filterDocument` of its entries) goes in `filterJson`, a
+   * placeholder, so a filtered list reuses one compiled statement.
    */
   metadataFilterTemplate?(filterJson: SQL, table?: MetadataTable): SQL;
   /** The text of a top-level field of a JSON document (numbers as their JSON text). */

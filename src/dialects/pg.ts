@@ -7,6 +7,7 @@ import { getTableName, type SQL, sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
 import type { Executor, Runner } from "../sql/executor.js";
+import { filterDocument } from "../sql/json.js";
 import { type Bound, isBound, LruCache, type Statement } from "../sql/statements.js";
 import {
   chainBaseBlobs,
@@ -204,7 +205,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
     jsonParam: (json) => sql`${json}::jsonb`,
-    metadataMatches: (entries, table) => metadataContains(sql`${JSON.stringify(Object.fromEntries(entries))}`, table),
+    metadataMatches: (entries, table) => metadataContains(sql`${filterDocument(entries)}`, table),
     metadataFilterTemplate: metadataContains,
     jsonField: (document, key) => sql`${document} ->> ${key}::text`,
     // A lateral lookup per checkpoint: joined as a set, PostgreSQL assumes 100 entries

@@ -18,6 +18,7 @@ import {
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
+import { filterDocument } from "../../sql/json.js";
 import type { Templates, Values } from "../../sql/statements.js";
 import { blobKey, type ReadValue, ValueAssembler } from "../values/delta-read.js";
 import type { DeltaCache } from "../values/deltas.js";
@@ -123,7 +124,7 @@ export class CheckpointReader {
     const entries = storedFilterEntries(options.filter);
     const { metadataFilterTemplate } = this.dialect;
     if (entries.length > 0 && metadataFilterTemplate) {
-      condition("page.filter", JSON.stringify(Object.fromEntries(entries)), (p) => metadataFilterTemplate(p));
+      condition("page.filter", filterDocument(entries), (p) => metadataFilterTemplate(p));
     } else if (entries.length > 0) {
       conditions.push(this.dialect.metadataMatches(entries));
     }
