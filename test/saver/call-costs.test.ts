@@ -15,7 +15,14 @@ import { describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
 import { type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
 
-type Call = "first put" | "put" | "putWrites" | "getTuple (latest)" | "getTuple (by id)" | "list (limit 10)";
+type Call =
+  | "first put"
+  | "put"
+  | "putWrites"
+  | "getTuple (latest)"
+  | "getTuple (by id)"
+  | "list (limit 10)"
+  | "list (filter, limit 10)";
 
 /** Statements per call on each dialect's default driver. */
 const STATEMENTS: Record<DialectName, Record<Call, number>> = {
@@ -29,6 +36,7 @@ const STATEMENTS: Record<DialectName, Record<Call, number>> = {
     "getTuple (latest)": 3,
     "getTuple (by id)": 2,
     "list (limit 10)": 2,
+    "list (filter, limit 10)": 3,
   },
   // One statement per call: a put's statements and its parent check are CTEs of one.
   postgres: {
@@ -38,6 +46,7 @@ const STATEMENTS: Record<DialectName, Record<Call, number>> = {
     "getTuple (latest)": 1,
     "getTuple (by id)": 1,
     "list (limit 10)": 1,
+    "list (filter, limit 10)": 1,
   },
   // SET TRANSACTION, BEGIN, the parent check, the thread row's lock and upsert, blobs,
   // checkpoint, COMMIT; a putWrites of a checkpoint this saver stored checks it first.
@@ -49,6 +58,7 @@ const STATEMENTS: Record<DialectName, Record<Call, number>> = {
     "getTuple (latest)": 3,
     "getTuple (by id)": 2,
     "list (limit 10)": 2,
+    "list (filter, limit 10)": 3,
   },
 };
 
@@ -187,6 +197,12 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("%s: what each call cost
         for await (const _ of saver.list(root, { limit: 10 })) {
           // drain
         }
+      });
+      // Finds the second checkpoint alone: its `messages` extends a value the page does not hold.
+      counts["list (filter, limit 10)"] = await measure(async () => {
+        const found = [];
+        for await (const tuple of saver.list({}, { filter: { step: 1 }, limit: 10 })) found.push(tuple);
+        expect(found.map((tuple) => tuple.checkpoint.channel_values.messages)).toEqual([["message 0", "message 1"]]);
       });
       expect(counts).toEqual(STATEMENTS[dialect]);
       const indexes = await opened.indexes();

@@ -11,8 +11,8 @@ import { as, parseJsonColumn, rowKey, tupleKey } from "../values/values.js";
 /**
  * Checkpoints, writes and blobs of a page in one query, where the dialect can name the
  * blobs in SQL; `withBases`: also the bases of its incremental values (see
- * Dialect.chainBaseBlobs). getTuple asks for them; a list page does not: PostgreSQL's
- * estimate for a page of 100 made the statement costly enough to be JIT-compiled.
+ * Dialect.chainBaseBlobs). getTuple and small list pages ask for them; a page of 100
+ * does not: PostgreSQL's estimate made that statement costly enough to be JIT-compiled.
  */
 export async function queryPageAtOnce(
   dialect: Dialect,

@@ -46,6 +46,12 @@ interface PageCondition {
 
 /** Page size when `list` streams a long history. */
 const LIST_PAGE_SIZE = 100;
+/**
+ * Pages up to this size fetch their chains' bases in the same statement (one round trip,
+ * where the dialect can); a larger page's generic plan is estimated costly enough for
+ * PostgreSQL to JIT-compile it, so its bases come in a second query.
+ */
+const PAGE_WITH_BASES = 10;
 
 /** The read path: `getTuple` and `list`, a page of checkpoints at a time. */
 export class CheckpointReader {
@@ -190,7 +196,7 @@ export class CheckpointReader {
     };
     const pageKey = key && `${key}.${limit}`;
     const rows = this.dialect.pageBlobs
-      ? await queryPageAtOnce(this.dialect, this.templates, page, values, pageKey, limit === 1)
+      ? await queryPageAtOnce(this.dialect, this.templates, page, values, pageKey, limit <= PAGE_WITH_BASES)
       : await queryPageByKeys(this.dialect, this.templates, this.templates.statement(pageKey, page, values));
 
     const checkpointRows = rows
