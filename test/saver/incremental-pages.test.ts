@@ -6,8 +6,9 @@ import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js"
 
 /**
  * The statement that loads a page's blobs also loads the bases of at most 64 of its
- * incremental values (Dialect.chainBaseBlobs); a page with more, and every list page
- * on PostgreSQL, gets the rest from a query of its own. Both together read every value.
+ * incremental values (Dialect.chainBaseBlobs); a page with more, and a list page of more
+ * than 10 checkpoints on PostgreSQL, gets the rest from a query of its own. Both together
+ * read every value.
  */
 describe.each(DIALECTS)("incremental values of large pages on %s", (dialect: DialectName) => {
   let saver: DrizzleSaver;
@@ -53,6 +54,20 @@ describe.each(DIALECTS)("incremental values of large pages on %s", (dialect: Dia
       const tuple = await saver.getTuple(config);
       expect(tuple?.checkpoint.channel_values).toEqual(values);
     }
+  });
+
+  it("list reads a page of 10 checkpoints with 70 incremental channels, their bases before the page", async () => {
+    const channels = Array.from({ length: 70 }, (_, i) => `c${i}`);
+    const written = await grow("wide-history", channels, 13);
+    const listed = [];
+    for await (const tuple of saver.list({ configurable: { thread_id: "wide-history" } }, { limit: 10 }))
+      listed.push(tuple);
+    expect(listed.map((tuple) => tuple.checkpoint.channel_values)).toEqual(
+      written
+        .slice(-10)
+        .map(({ values }) => values)
+        .reverse(),
+    );
   });
 
   it("list reads a page of 100 checkpoints whose values extend each other", async () => {
