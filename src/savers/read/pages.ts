@@ -11,8 +11,7 @@ import { as, parseJsonColumn, rowKey, tupleKey } from "../values/values.js";
 /**
  * Checkpoints, writes and blobs of a page in one query, where the dialect can name the
  * blobs in SQL; `withBases`: also the bases of its incremental values (see
- * Dialect.chainBaseBlobs). getTuple and small list pages ask for them; a page of 100
- * does not: PostgreSQL's estimate made that statement costly enough to be JIT-compiled.
+ * Dialect.chainBaseBlobs), asked for by pages of up to PAGE_WITH_BASES checkpoints (read.ts).
  */
 export async function queryPageAtOnce(
   dialect: Dialect,
