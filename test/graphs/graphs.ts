@@ -1,19 +1,10 @@
-import {
-  AIMessage,
-  type BaseMessage,
-  HumanMessage,
-  isAIMessage,
-  isBaseMessage,
-  isToolMessage,
-  ToolMessage,
-} from "@langchain/core/messages";
+import { type BaseMessage, isAIMessage, isBaseMessage, isToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   Annotation,
   type BaseCheckpointSaver,
   END,
   interrupt,
-  MessagesAnnotation,
   Send,
   START,
   StateGraph,
@@ -144,57 +135,11 @@ export async function normalHistory(graph: ReadableGraph, config: RunnableConfig
 }
 
 // ---------------------------------------------------------------------------
-// 1. Chat: messages accumulate across turns; the bot may call a tool.
+// 1. Chat: messages accumulate across turns; the bot may call a tool (chat-graph.ts,
+//    shared with the real-graph benchmark).
 // ---------------------------------------------------------------------------
 
-export function buildChatGraph(checkpointer: BaseCheckpointSaver) {
-  const bot = (state: typeof MessagesAnnotation.State) => {
-    const last = state.messages[state.messages.length - 1];
-    const count = state.messages.length;
-    if (isToolMessage(last)) {
-      return { messages: [new AIMessage({ content: `the tool said ${String(last.content)} (${count} messages)` })] };
-    }
-    const text = String(last.content);
-    if (text.startsWith("lookup ")) {
-      return {
-        messages: [
-          new AIMessage({
-            content: "",
-            tool_calls: [{ id: `call_${count}`, name: "lookup", args: { query: text.slice(7), n: count } }],
-          }),
-        ],
-      };
-    }
-    return { messages: [new AIMessage({ content: `echo #${count}: ${text}`, name: "echo-bot" })] };
-  };
-  const tool = (state: typeof MessagesAnnotation.State) => {
-    const last = state.messages[state.messages.length - 1];
-    const calls = isAIMessage(last) ? (last.tool_calls ?? []) : [];
-    return {
-      messages: calls.map(
-        (call) =>
-          new ToolMessage({
-            content: `result for ${String(call.args.query)}`,
-            tool_call_id: call.id ?? "",
-            name: call.name,
-          }),
-      ),
-    };
-  };
-  const route = (state: typeof MessagesAnnotation.State) => {
-    const last = state.messages[state.messages.length - 1];
-    return isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? "tool" : END;
-  };
-  return new StateGraph(MessagesAnnotation)
-    .addNode("bot", bot)
-    .addNode("tool", tool)
-    .addEdge(START, "bot")
-    .addConditionalEdges("bot", route, ["tool", END])
-    .addEdge("tool", "bot")
-    .compile({ checkpointer });
-}
-
-export const CHAT_TURNS = ["hello", "lookup weather in Paris", "thanks"].map((text) => new HumanMessage(text));
+export { buildChatGraph, CHAT_TURNS } from "./chat-graph.js";
 
 // ---------------------------------------------------------------------------
 // 2. Human in the loop: interrupt() inside a node, resumed with Command.
