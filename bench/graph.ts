@@ -7,9 +7,11 @@
  *
  *   npm run bench:graph    # BENCH_ROUNDS (default 8) rounds of BENCH_THREADS (default 8) threads per case
  *
- * Prints, per saver, the time per thread (medians of interleaved rounds, the order rotating
- * each round) for 5 and 20 turns, and the median latency of each call the graph made in the
- * 5-turn sync runs. Every other turn asks for a tool call, so a turn is two or four steps.
+ * Savers: ours and the official on SQLite and PostgreSQL, MemorySaver, and ours on MariaDB (no
+ * official saver there). Prints, per saver, the time per thread (medians of interleaved rounds,
+ * the order rotating each round) for 5 and 20 turns, and the median latency of each call the
+ * graph made in the 5-turn sync runs. Every other turn asks for a tool call, so a turn is two
+ * or four steps.
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { buildChatGraph } from "../test/graphs/chat-graph.js";
@@ -122,11 +124,13 @@ function table(savers: Measured[], pairs: [string, string][]): string {
   return lines.join("\n");
 }
 
-const workspace = new Workspace({ pgUrl: process.env.PG_URL });
+const workspace = new Workspace({ pgUrl: process.env.PG_URL, mysqlUrl: process.env.MYSQL_URL });
 const opened: Subject[] = [];
 try {
   const names: SubjectName[] = ["ours-sqlite", "official-sqlite", "memory"];
   if (process.env.PG_URL) names.push("ours-pg", "official-pg");
+  // MariaDB has no official saver: its row is absolute.
+  if (process.env.MYSQL_URL) names.push("ours-mysql");
   for (const name of names) opened.push(await SUBJECTS[name](workspace));
   const savers = opened.map((subject) => new Measured(subject));
   await measure(savers);
