@@ -13,7 +13,7 @@
  * graph made in the 5-turn sync runs. Every other turn asks for a tool call, so a turn is two
  * or four steps.
  */
-import { HumanMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { buildChatGraph } from "../test/graphs/chat-graph.js";
 import { formatMs, median, progress, progressDone } from "./stats.js";
 import { SUBJECTS, type Subject, type SubjectName, Workspace } from "./subjects.js";
@@ -79,8 +79,34 @@ async function runCase(measured: Measured, c: Case, record: boolean): Promise<nu
   return (performance.now() - start) / THREADS;
 }
 
-/** One warm-up round, then ROUNDS rounds of every case on every saver, the order rotating. */
+/** The messages of a thread after the 5 turns of a check, as text: what each saver must give back alike. */
+async function checkedThread(measured: Measured): Promise<string> {
+  const config = { configurable: { thread_id: `check-${measured.subject.name}` }, durability: "sync" as const };
+  for (let turn = 0; turn < 5; turn++) {
+    await measured.graph.invoke({ messages: [new HumanMessage(turnText(turn))] }, config);
+  }
+  const { values } = await measured.graph.getState(config);
+  const messages = values.messages as BaseMessage[];
+  return JSON.stringify(messages.map((message) => [message.getType(), message.content]));
+}
+
+/** Every saver gives back the thread MemorySaver gives back (a saver that loses data cannot look fast). */
+async function check(savers: Measured[]): Promise<void> {
+  const reference = savers.find((measured) => measured.subject.name === "memory");
+  if (!reference) throw new Error("bench:graph: MemorySaver is the reference and must run");
+  const expected = await checkedThread(reference);
+  for (const measured of savers) {
+    if (measured === reference) continue;
+    const actual = await checkedThread(measured);
+    if (actual !== expected) {
+      throw new Error(`bench:graph: ${measured.subject.name} gave back ${actual}, MemorySaver ${expected}`);
+    }
+  }
+}
+
+/** A check and one warm-up round, then ROUNDS rounds of every case on every saver, the order rotating. */
 async function measure(savers: Measured[]): Promise<void> {
+  await check(savers);
   for (const measured of savers) for (const c of CASES) await runCase(measured, c, false);
   for (let round = 0; round < ROUNDS; round++) {
     progress(`[graph] round ${round + 1} of ${ROUNDS}`);
