@@ -7,8 +7,8 @@
  *
  *   npm run bench:graph    # BENCH_ROUNDS (default 8) rounds of BENCH_THREADS (default 8) threads per case
  *
- * Savers: ours and the official on SQLite and PostgreSQL, MemorySaver, and ours on MariaDB (no
- * official saver there). Prints, per saver, the time per thread (medians of interleaved rounds,
+ * Savers: ours (plain and encrypted) and the official on SQLite and PostgreSQL, MemorySaver, and
+ * ours on MariaDB (no official saver there). Prints, per saver, the time per thread (medians of interleaved rounds,
  * the order rotating each round) for 5 and 20 turns, and the median latency of each call the
  * graph made in the 5-turn sync runs. Every other turn asks for a tool call, so a turn is two
  * or four steps.
@@ -153,8 +153,8 @@ function table(savers: Measured[], pairs: [string, string][]): string {
 const workspace = new Workspace({ pgUrl: process.env.PG_URL, mysqlUrl: process.env.MYSQL_URL });
 const opened: Subject[] = [];
 try {
-  const names: SubjectName[] = ["ours-sqlite", "official-sqlite", "memory"];
-  if (process.env.PG_URL) names.push("ours-pg", "official-pg");
+  const names: SubjectName[] = ["ours-sqlite", "ours-sqlite-enc", "official-sqlite", "memory"];
+  if (process.env.PG_URL) names.push("ours-pg", "ours-pg-enc", "official-pg");
   // MariaDB has no official saver: its row is absolute.
   if (process.env.MYSQL_URL) names.push("ours-mysql");
   for (const name of names) opened.push(await SUBJECTS[name](workspace));
@@ -164,10 +164,12 @@ try {
     table(savers, [
       ["ours-sqlite", "official-sqlite"],
       ["ours-pg", "official-pg"],
+      ["ours-sqlite-enc", "ours-sqlite"],
+      ["ours-pg-enc", "ours-pg"],
     ]),
   );
   console.log(
-    `\nTimes per thread and call latencies are medians; ratios below 1 mean ours takes less time. Node ${process.version}.`,
+    `\nTimes per thread and call latencies are medians; ratios below 1 mean the first saver takes less time. Node ${process.version}.`,
   );
 } finally {
   for (const subject of opened) await subject.close();
