@@ -65,26 +65,27 @@ class Measured {
 
 let threadCounter = 0;
 
+/** One thread of `turns` turns through the graph; its config, to read it back. */
+async function runThread(measured: Measured, threadId: string, turns: number, durability: Case["durability"]) {
+  const config = { configurable: { thread_id: threadId }, durability };
+  for (let turn = 0; turn < turns; turn++) {
+    await measured.graph.invoke({ messages: [new HumanMessage(turnText(turn))] }, config);
+  }
+  return config;
+}
+
 /** THREADS new threads of `c.turns` turns each on one saver; the time per thread in ms. */
 async function runCase(measured: Measured, c: Case, record: boolean): Promise<number> {
   measured.recording = record && c.calls;
   const start = performance.now();
-  for (let t = 0; t < THREADS; t++) {
-    const config = { configurable: { thread_id: `graph-${threadCounter++}` }, durability: c.durability };
-    for (let turn = 0; turn < c.turns; turn++) {
-      await measured.graph.invoke({ messages: [new HumanMessage(turnText(turn))] }, config);
-    }
-  }
+  for (let t = 0; t < THREADS; t++) await runThread(measured, `graph-${threadCounter++}`, c.turns, c.durability);
   measured.recording = false;
   return (performance.now() - start) / THREADS;
 }
 
 /** The messages of a thread after the 5 turns of a check, as text: what each saver must give back alike. */
 async function checkedThread(measured: Measured): Promise<string> {
-  const config = { configurable: { thread_id: `check-${measured.subject.name}` }, durability: "sync" as const };
-  for (let turn = 0; turn < 5; turn++) {
-    await measured.graph.invoke({ messages: [new HumanMessage(turnText(turn))] }, config);
-  }
+  const config = await runThread(measured, `check-${measured.subject.name}`, 5, "sync");
   const { values } = await measured.graph.getState(config);
   const messages = values.messages as BaseMessage[];
   return JSON.stringify(messages.map((message) => [message.getType(), message.content]));
