@@ -137,42 +137,8 @@ export async function history(url: string, options: HistoryOptions, out: Output)
       { header: "CHANGED" },
     ]);
 
-    const print = async (tuple: CheckpointTuple, next: CheckpointTuple | undefined) => {
-      const id = tuple.config.configurable?.checkpoint_id as string;
-      const parentId = tuple.parentConfig?.configurable?.checkpoint_id as string | undefined;
-      let parentVersions: ChannelVersions = {};
-      if (parentId !== undefined && tuple.parentConfig) {
-        // Newest first: the parent is usually the next checkpoint of the stream.
-        parentVersions =
-          next?.config.configurable?.checkpoint_id === parentId
-            ? next.checkpoint.channel_versions
-            : ((await saver.getTuple(tuple.parentConfig))?.checkpoint.channel_versions ?? {});
-      }
-      const changed = changedChannels(tuple.checkpoint.channel_versions ?? {}, parentVersions);
-      const { source, step } = tuple.metadata ?? {};
-      if (options.json) {
-        await out.json({
-          threadId: thread,
-          ns,
-          checkpointId: id,
-          parentCheckpointId: parentId ?? null,
-          source: source ?? null,
-          step: step ?? null,
-          time: tuple.checkpoint.ts,
-          changed,
-          metadata: tuple.metadata ?? {},
-        });
-      } else {
-        await table.row([
-          cell(id),
-          cell(parentId ?? "-"),
-          cell(source ?? ""),
-          cell(step ?? ""),
-          cell(tuple.checkpoint.ts),
-          cell(changed.join(", ")),
-        ]);
-      }
-    };
+    const print = (tuple: CheckpointTuple, next: CheckpointTuple | undefined) =>
+      printHistoryRow(saver, out, options, table, tuple, next);
 
     // One checkpoint more than asked for: the parent of the last one printed, usually.
     const stream = saver.list(
@@ -208,6 +174,51 @@ export async function history(url: string, options: HistoryOptions, out: Output)
   });
 }
 
+/** One checkpoint of `history`, as a table row or a JSON line; `next` is the one listed after it. */
+async function printHistoryRow(
+  saver: DrizzleSaver,
+  out: Output,
+  { thread, ns, json }: HistoryOptions,
+  table: StreamingTable,
+  tuple: CheckpointTuple,
+  next: CheckpointTuple | undefined,
+): Promise<void> {
+  const id = tuple.config.configurable?.checkpoint_id as string;
+  const parentId = tuple.parentConfig?.configurable?.checkpoint_id as string | undefined;
+  let parentVersions: ChannelVersions = {};
+  if (parentId !== undefined && tuple.parentConfig) {
+    // Newest first: the parent is usually the next checkpoint of the stream.
+    parentVersions =
+      next?.config.configurable?.checkpoint_id === parentId
+        ? next.checkpoint.channel_versions
+        : ((await saver.getTuple(tuple.parentConfig))?.checkpoint.channel_versions ?? {});
+  }
+  const changed = changedChannels(tuple.checkpoint.channel_versions ?? {}, parentVersions);
+  const { source, step } = tuple.metadata ?? {};
+  if (json) {
+    await out.json({
+      threadId: thread,
+      ns,
+      checkpointId: id,
+      parentCheckpointId: parentId ?? null,
+      source: source ?? null,
+      step: step ?? null,
+      time: tuple.checkpoint.ts,
+      changed,
+      metadata: tuple.metadata ?? {},
+    });
+  } else {
+    await table.row([
+      cell(id),
+      cell(parentId ?? "-"),
+      cell(source ?? ""),
+      cell(step ?? ""),
+      cell(tuple.checkpoint.ts),
+      cell(changed.join(", ")),
+    ]);
+  }
+}
+
 export interface ShowOptions {
   layout?: Layout;
   thread: string;
@@ -229,58 +240,59 @@ export async function show(url: string, options: ShowOptions, out: Output): Prom
         throw new CliError(`unknown thread "${thread}"`);
       }
     }
-    const { checkpoint, metadata } = tuple;
-    const id = tuple.config.configurable?.checkpoint_id as string;
-    const parentId = (tuple.parentConfig?.configurable?.checkpoint_id as string | undefined) ?? null;
-    const values = checkpoint.channel_values ?? {};
-    const writes = tuple.pendingWrites ?? [];
-    if (options.json) {
-      await out.json({
-        threadId: thread,
-        ns,
-        checkpointId: id,
-        parentCheckpointId: parentId,
-        time: checkpoint.ts,
-        metadata: metadata ?? {},
-        channelVersions: checkpoint.channel_versions ?? {},
-        values,
-        pendingWrites: writes.map(([taskId, channel, value]) => ({ taskId, channel, value })),
-      });
-      return;
-    }
-    const room = Math.max(60, out.io.stdout.columns ?? 120);
-    const field = async (name: string, value: string) => out.line(`${name.padEnd(12)}${value}`);
-    await field("thread", cell(thread));
-    await field("namespace", ns === "" ? "(root)" : cell(ns));
-    await field("checkpoint", cell(id));
-    await field("parent", parentId === null ? "-" : cell(parentId));
-    await field("time", cell(checkpoint.ts));
-    await field("source", cell(metadata?.source ?? ""));
-    await field("step", cell(metadata?.step ?? ""));
-    await field("metadata", formatValue(metadata ?? {}, room - 12, " ".repeat(12)));
-
-    const channels = Object.keys(values).sort();
-    await out.line();
-    await out.line(`values (${plural(channels.length, "channel")})`);
-    const nameWidth = Math.max(0, ...channels.map((name) => cell(name).length));
-    for (const name of channels) {
-      const indent = " ".repeat(4 + nameWidth);
-      await out.line(`  ${cell(name).padEnd(nameWidth)}  ${formatValue(values[name], room - indent.length, indent)}`);
-    }
-
-    await out.line();
-    await out.line(`pending writes (${writes.length})`);
-    if (writes.length > 0) {
-      await printTable(
-        out,
-        [{ header: "TASK" }, { header: "CHANNEL" }, { header: "VALUE" }],
-        writes.map(([taskId, channel, value]) => [
-          cell(taskId),
-          cell(channel),
-          JSON.stringify(toPlain(value)) ?? "null",
-        ]),
-        "  ",
-      );
-    }
+    await printShown(out, options, tuple);
   });
+}
+
+/** A checkpoint as `show` prints it: JSON, or its fields, values and pending writes. */
+async function printShown(out: Output, { thread, ns, json }: ShowOptions, tuple: CheckpointTuple): Promise<void> {
+  const { checkpoint, metadata } = tuple;
+  const id = tuple.config.configurable?.checkpoint_id as string;
+  const parentId = (tuple.parentConfig?.configurable?.checkpoint_id as string | undefined) ?? null;
+  const values = checkpoint.channel_values ?? {};
+  const writes = tuple.pendingWrites ?? [];
+  if (json) {
+    await out.json({
+      threadId: thread,
+      ns,
+      checkpointId: id,
+      parentCheckpointId: parentId,
+      time: checkpoint.ts,
+      metadata: metadata ?? {},
+      channelVersions: checkpoint.channel_versions ?? {},
+      values,
+      pendingWrites: writes.map(([taskId, channel, value]) => ({ taskId, channel, value })),
+    });
+    return;
+  }
+  const room = Math.max(60, out.io.stdout.columns ?? 120);
+  const field = async (name: string, value: string) => out.line(`${name.padEnd(12)}${value}`);
+  await field("thread", cell(thread));
+  await field("namespace", ns === "" ? "(root)" : cell(ns));
+  await field("checkpoint", cell(id));
+  await field("parent", parentId === null ? "-" : cell(parentId));
+  await field("time", cell(checkpoint.ts));
+  await field("source", cell(metadata?.source ?? ""));
+  await field("step", cell(metadata?.step ?? ""));
+  await field("metadata", formatValue(metadata ?? {}, room - 12, " ".repeat(12)));
+
+  const channels = Object.keys(values).sort();
+  await out.line();
+  await out.line(`values (${plural(channels.length, "channel")})`);
+  const nameWidth = Math.max(0, ...channels.map((name) => cell(name).length));
+  for (const name of channels) {
+    const indent = " ".repeat(4 + nameWidth);
+    await out.line(`  ${cell(name).padEnd(nameWidth)}  ${formatValue(values[name], room - indent.length, indent)}`);
+  }
+
+  await out.line();
+  await out.line(`pending writes (${writes.length})`);
+  if (writes.length > 0) {
+    await printTable(
+      out,
+      [{ header: "TASK" }, { header: "CHANNEL" }, { header: "VALUE" }],
+      writes.map(([taskId, channel, value]) => [cell(taskId), cell(channel), JSON.stringify(toPlain(value)) ?? "null"]),
+      "  ",
+    );
+  }
 }

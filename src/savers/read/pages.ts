@@ -6,7 +6,8 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import { parameterLimit } from "../../sql/executor.js";
 import type { Statement, Templates, Values } from "../../sql/statements.js";
-import { as, parseJsonColumn, rowKey, tupleKey } from "../values/values.js";
+import { blobKey } from "../values/delta-read.js";
+import { as, keyOf, parseJsonColumn, rowKey, tupleKey } from "../values/values.js";
 
 /**
  * Checkpoints, writes and blobs of a page in one query, where the dialect can name the
@@ -212,4 +213,43 @@ function blobsBranch(dialect: Dialect, blobKeys: SQL[]): { head: SQL; branch: SQ
            base_blob.version, null, null, null, base_blob.delta_chain
     from ${dialect.chainBaseBlobs("page_head")}`,
   };
+}
+
+/** The statement of a page's checkpoint rows, newest first, with their position in the page. */
+export function pageQuery(dialect: Dialect, where: SQL, limit: number, oneThreadAndNamespace: boolean): SQL {
+  const c = dialect.columns.checkpoints;
+  const order = oneThreadAndNamespace
+    ? sql`${c.checkpointId} desc`
+    : sql`${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc`;
+  // A window function makes MySQL number every matching row before the limit applies.
+  const position = limit === 1 ? sql`1` : sql`row_number() over (order by ${order})`;
+  return sql`
+      select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
+             ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
+             ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
+             ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
+             ${position} as position
+      from ${c.table} where ${where}
+      order by ${order}
+      limit ${sql.raw(String(limit))}`;
+}
+
+/** A page's rows by kind: its checkpoints in page order, its blobs by key, its writes by checkpoint. */
+export function groupPageRows(rows: Row[]) {
+  const checkpointRows = rows
+    .filter((row) => row.kind === "checkpoint")
+    .sort((x, y) => Number(x.position) - Number(y.position));
+  const blobs = new Map<string, Row>();
+  const writes = new Map<string, Row[]>();
+  for (const row of rows) {
+    if (row.kind === "blob") {
+      blobs.set(blobKey(row.thread_id, row.checkpoint_ns, row.channel, row.version), row);
+    } else if (row.kind === "write") {
+      const key = keyOf(rowKey(row));
+      const list = writes.get(key);
+      if (list) list.push(row);
+      else writes.set(key, [row]);
+    }
+  }
+  return { checkpointRows, blobs, writes };
 }

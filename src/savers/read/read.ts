@@ -28,7 +28,7 @@ import type { ValueSealing } from "../values/sealed-values.js";
 import { decodeStored, type StoredValuePlace } from "../values/stored-values.js";
 import { as, type CheckpointKey, configOf, keyOf, optionalNamespace, requireId, rowKey } from "../values/values.js";
 import { nextChannelVersion, readCheckpointVersions } from "../write/versions.js";
-import { queryPageAtOnce, queryPageByKeys } from "./pages.js";
+import { groupPageRows, pageQuery, queryPageAtOnce, queryPageByKeys } from "./pages.js";
 
 /** Conditions on the checkpoints table for one page; `key` names their shape when they are reusable. */
 interface PageCondition {
@@ -174,75 +174,49 @@ export class CheckpointReader {
   private async loadPage(
     { where, values, key, oneThreadAndNamespace }: PageCondition,
     limit: number,
-    onValue?: (place: StoredValuePlace, version: string, read: ReadValue) => void,
+    onValue?: OnValue,
   ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
-    const c = this.dialect.columns.checkpoints;
     // Built only when the page's template is not cached yet (pageKey names its shape).
-    const page = (): SQL => {
-      const order = oneThreadAndNamespace
-        ? sql`${c.checkpointId} desc`
-        : sql`${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc`;
-      // A window function makes MySQL number every matching row before the limit applies.
-      const position = limit === 1 ? sql`1` : sql`row_number() over (order by ${order})`;
-      return sql`
-      select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
-             ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
-             ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
-             ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
-             ${position} as position
-      from ${c.table} where ${where()}
-      order by ${order}
-      limit ${sql.raw(String(limit))}`;
-    };
+    const page = () => pageQuery(this.dialect, where(), limit, oneThreadAndNamespace === true);
     const pageKey = key && `${key}.${limit}`;
     const rows = this.dialect.pageBlobs
       ? await queryPageAtOnce(this.dialect, this.templates, page, values, pageKey, limit <= PAGE_WITH_BASES)
       : await queryPageByKeys(this.dialect, this.templates, this.templates.statement(pageKey, page, values));
-
-    const checkpointRows = rows
-      .filter((row) => row.kind === "checkpoint")
-      .sort((x, y) => Number(x.position) - Number(y.position));
-    const blobs = new Map<string, Row>();
-    const writes = new Map<string, Row[]>();
-    for (const row of rows) {
-      if (row.kind === "blob") {
-        blobs.set(blobKey(row.thread_id, row.checkpoint_ns, row.channel, row.version), row);
-      } else if (row.kind === "write") {
-        const key = keyOf(rowKey(row));
-        const list = writes.get(key);
-        if (list) list.push(row);
-        else writes.set(key, [row]);
-      }
-    }
-
+    const { checkpointRows, blobs, writes } = groupPageRows(rows);
     await this.assembler.addBases(blobs);
-    const tuples = await Promise.all(
-      checkpointRows.map(async (row): Promise<CheckpointTuple> => {
-        const key = rowKey(row);
-        const stored = (await decodeStored(this.serde, row.type, row.data, { key })) as Checkpoint;
-        const channelValues: Record<string, unknown> = {};
-        for (const [channel, version] of Object.entries(stored.channel_versions ?? {})) {
-          const blob = blobs.get(blobKey(key.threadId, key.ns, channel, version));
-          if (!blob || blob.type === "empty") continue;
-          const read = await this.assembler.decode(blob, blobs, { key, channel });
-          channelValues[channel] = read.value;
-          onValue?.({ key, channel }, String(version), read);
-        }
-        const checkpoint = readCheckpointVersions({ ...stored, channel_values: channelValues });
-        const parentId = (row.parent_checkpoint_id as string | null) ?? null;
-        if (checkpoint.v < 4 && parentId !== null)
-          await this.migratePendingSends(checkpoint, { ...key, checkpointId: parentId });
-        return {
-          config: configOf(key),
-          checkpoint,
-          metadata: parseMetadata(row.metadata) as CheckpointMetadata,
-          parentConfig: parentId ? configOf({ ...key, checkpointId: parentId }) : undefined,
-          pendingWrites: await this.decodeWrites(writes.get(keyOf(key)) ?? [], key),
-        };
-      }),
-    );
+    const tuples = await Promise.all(checkpointRows.map((row) => this.toTuple(row, blobs, writes, onValue)));
     const lastRow = checkpointRows[checkpointRows.length - 1];
     return { tuples, last: lastRow ? rowKey(lastRow) : undefined };
+  }
+
+  /** A checkpoint row of a page, with its values from the page's blobs and its pending writes. */
+  private async toTuple(
+    row: Row,
+    blobs: Map<string, Row>,
+    writes: Map<string, Row[]>,
+    onValue?: OnValue,
+  ): Promise<CheckpointTuple> {
+    const key = rowKey(row);
+    const stored = (await decodeStored(this.serde, row.type, row.data, { key })) as Checkpoint;
+    const channelValues: Record<string, unknown> = {};
+    for (const [channel, version] of Object.entries(stored.channel_versions ?? {})) {
+      const blob = blobs.get(blobKey(key.threadId, key.ns, channel, version));
+      if (!blob || blob.type === "empty") continue;
+      const read = await this.assembler.decode(blob, blobs, { key, channel });
+      channelValues[channel] = read.value;
+      onValue?.({ key, channel }, String(version), read);
+    }
+    const checkpoint = readCheckpointVersions({ ...stored, channel_values: channelValues });
+    const parentId = (row.parent_checkpoint_id as string | null) ?? null;
+    if (checkpoint.v < 4 && parentId !== null)
+      await this.migratePendingSends(checkpoint, { ...key, checkpointId: parentId });
+    return {
+      config: configOf(key),
+      checkpoint,
+      metadata: parseMetadata(row.metadata) as CheckpointMetadata,
+      parentConfig: parentId ? configOf({ ...key, checkpointId: parentId }) : undefined,
+      pendingWrites: await this.decodeWrites(writes.get(keyOf(key)) ?? [], key),
+    };
   }
 
   /** Pending writes in LangGraph's (task path, task id, idx) order. */
@@ -293,3 +267,6 @@ export class CheckpointReader {
       versions.length > 0 ? maxChannelVersion(...versions) : (nextChannelVersion(undefined) as unknown as number);
   }
 }
+
+/** Called with each value a page decodes (getTuple remembers them for the next put's deltas). */
+type OnValue = (place: StoredValuePlace, version: string, read: ReadValue) => void;
