@@ -416,7 +416,11 @@ export function startChild(script: string, args: unknown): Child {
       if (found) return Promise.resolve(found);
       return new Promise<Message>((resolve, reject) => {
         waiters.push({ test, resolve });
-        exited.then((code) => reject(new Error(`child exited (${code}) before ${what}:\n${stderr.slice(-4000)}`)));
+        exited.then((code) => {
+          // A worker reports its own failure as an error message (workers/io.ts), not on stderr.
+          const errors = messages.filter((m) => m.kind === "error");
+          reject(new Error(`child exited (${code}) before ${what}: ${JSON.stringify(errors)}\n${stderr.slice(-4000)}`));
+        });
       });
     },
     send(line) {
