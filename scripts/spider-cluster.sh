@@ -46,11 +46,15 @@ launch() {
   mariadbd --no-defaults --datadir="$home/data" --user=root --bind-address=127.0.0.1 --port="$port" \
     --socket="$home/sock" --pid-file="$home/pid" --innodb-flush-log-at-trx-commit=2 --max-connections=300 \
     --max-allowed-packet=256M --innodb-buffer-pool-size=64M --log-error="$home/log" "$@" >>"$home/out" 2>&1 &
-  for _ in $(seq 1 150); do
+  local pid=$!
+  # Up to two minutes (a first start creates InnoDB's files, slow on a loaded machine), unless the server exits.
+  for _ in $(seq 1 600); do
     mariadb --no-defaults -uroot --socket="$home/sock" -e "select 1" >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done
-  log "$name did not start on port $port; see $home/log"
+  log "$name did not start on port $port; its log:"
+  tail -20 "$home/log" >&2 || true
   return 1
 }
 
