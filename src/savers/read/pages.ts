@@ -1,6 +1,7 @@
 /**
- * The queries that fetch a page of checkpoints with their pending writes and blobs: one
- * statement where the dialect can name the blobs in SQL, else a few plain ones by key.
+ * The queries that fetch a page of checkpoints with their pending writes and blobs (one
+ * statement where the dialect can name the blobs in SQL, else a few plain ones by key),
+ * and the page's rows sorted by kind for read.ts to build tuples from.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
