@@ -3,7 +3,7 @@ import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import { WriteConflictError } from "../errors.js";
 import type { Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
-import type { BlobColumns, CheckpointColumns, InsertSpec, Precondition, SettledUnit } from "./dialect.js";
+import type { BlobColumns, InsertSpec, Precondition, SettledUnit } from "./dialect.js";
 
 const names = (columns: Column[]) =>
   sql.join(
@@ -36,26 +36,6 @@ export function onConflictInsert({ table, columns, rows, conflictTarget, update 
           sql`, `,
         )}`;
   return sql`${insertValues(table, columns, rows)} on conflict (${names(conflictTarget)}) ${action}`;
-}
-
-/**
- * `Dialect.threadActivity` as a skip scan written with a recursive CTE: one index
- * probe per thread for the next id and one for its newest `created_at`.
- */
-export function threadActivityBySkipScan(c: CheckpointColumns, cursor: string, idleBefore: SQL, limit: number): SQL {
-  return sql`
-    with recursive threads (thread_id, n) as (
-      select (select ${c.threadId} from ${c.table} where ${c.threadId} > ${cursor} order by ${c.threadId} limit 1), 1
-      union all
-      select (select ${c.threadId} from ${c.table} where ${c.threadId} > threads.thread_id
-              order by ${c.threadId} limit 1), threads.n + 1
-      from threads where threads.thread_id is not null and threads.n < ${limit}
-    )
-    select threads.thread_id as ${sql.identifier("thread_id")},
-      case when (select max(${c.createdAt}) from ${c.table} where ${c.threadId} = threads.thread_id) < ${idleBefore}
-        then 1 else 0 end as ${sql.identifier("idle")}
-    from threads where threads.thread_id is not null
-    order by threads.thread_id`;
 }
 
 /**

@@ -187,10 +187,8 @@ export interface Dialect {
    * Recomputes the thread's row from its checkpoints (removing it when none is left),
    * in one transaction that first locks the row: it sees every put that committed before.
    * Keeps `pinned`. For operations that removed or added checkpoints outside `put`.
-   * With `skipLocked`, a row another transaction holds (a put in progress, another
-   * process expiring the thread) is left as it is and false returned, without waiting.
    */
-  refreshThread(threadId: string, options?: { skipLocked?: boolean }): Promise<boolean>;
+  refreshThread(threadId: string): Promise<void>;
   /** A multi-row insert that resolves conflicts on the given key. */
   insert(spec: InsertSpec): SQL;
   /** The value compared with the `nsKey` columns for a namespace. */
@@ -236,12 +234,6 @@ export interface Dialect {
    * a constant lookup, like a read by id.
    */
   newestCheckpoint?(thread: SQL, nsKey: SQL): SQL;
-  /**
-   * Up to `limit` threads with an id after `cursor`, in id order, as rows
-   * (thread_id, idle): idle is 1 when the thread's newest `created_at` is before
-   * `idleBefore`. Must read the (thread_id, created_at) index, not every checkpoint.
-   */
-  threadActivity(cursor: string, idleBefore: SQL, limit: number): SQL;
   /**
    * A value comparable with `created_at` and `updated_at`: the database's current time
    * less `ms` milliseconds (the database's clock, the one puts stamp with).

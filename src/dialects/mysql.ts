@@ -18,7 +18,7 @@ import { mysqlMigrationSteps } from "./mysql-migrations.js";
 import { flushTableCache, isBrokenTriggerCache } from "./mysql-trigger-cache.js";
 import {
   deleteEmptyThread,
-  lockForRefresh,
+  lockThreadRow,
   mysqlThreadLock,
   mysqlThreadPut,
   mysqlThreadRefresh,
@@ -228,13 +228,12 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
     // UTC_TIMESTAMP changes between statements of a transaction: the checkpoint takes the row's time.
     putTime: (threadId) =>
       sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,
-    refreshThread: (threadId, { skipLocked = false } = {}) =>
+    refreshThread: (threadId) =>
       transaction(async (tx) => {
         // Its lock waits for a put in progress; INSERT ... SELECT then reads the newest rows.
-        if (!(await lockForRefresh(tx, columns.threads, threadId, skipLocked))) return false;
+        await tx.all(lockThreadRow(columns.threads, threadId));
         await tx.run(mysqlThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
         await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
-        return true;
       }),
     insert: (spec) => insertSql(hashed, spec),
     nsKey: sha256,
@@ -287,13 +286,6 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       return sql`${c.checkpointId} = (select max(${c.checkpointId}) from ${c.table} where ${c.threadId} = ${thread} and ${c.nsKey} = ${nsKey})`;
     },
     jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${jsonPath(`$.${JSON.stringify(key)}`)}))`,
-    // MySQL and MariaDB skip through the index themselves ("Using index for group-by");
-    // a recursive CTE cannot seek there and reads whole index partitions instead.
-    threadActivity: (cursor, idleBefore, limit) => sql`
-      select ${checkpoints.threadId} as ${sql.identifier("thread_id")},
-        case when max(${checkpoints.createdAt}) < ${idleBefore} then 1 else 0 end as ${sql.identifier("idle")}
-      from ${checkpoints} where ${checkpoints.threadId} > ${cursor}
-      group by ${checkpoints.threadId} order by ${checkpoints.threadId} limit ${sql.raw(String(limit))}`,
     millisAgo: (ms) => sql`(${threadSql.now} - ${ms})`,
     // created_at holds milliseconds since the epoch (see the schema).
     epochMillis: (ms) => sql`${ms}`,

@@ -9,18 +9,11 @@ import type { PgCheckpointTables } from "../schema/pg.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { filterDocument } from "../sql/json.js";
 import { type Bound, isBound, LruCache, type Statement } from "../sql/statements.js";
-import {
-  chainBaseBlobs,
-  errorChain,
-  onConflictInsert,
-  retryOnConflict,
-  settleIn,
-  threadActivityBySkipScan,
-} from "./common-sql.js";
+import { chainBaseBlobs, errorChain, onConflictInsert, retryOnConflict, settleIn } from "./common-sql.js";
 import type { Dialect, MetadataTable, MigrationOptions } from "./dialect.js";
 import {
   deleteEmptyThread,
-  lockForRefresh,
+  lockThreadRow,
   onConflictThreadPut,
   onConflictThreadRefresh,
   type ThreadSqlParts,
@@ -192,14 +185,13 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
       ),
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     putTime: () => threadSql.now,
-    refreshThread: (threadId, { skipLocked = false } = {}) =>
+    refreshThread: (threadId) =>
       retryOnConflict(isConflict, () =>
         executor.transaction(async (tx) => {
           // Read committed: each statement after the lock sees what committed before it.
-          if (!(await lockForRefresh(tx, columns.threads, threadId, skipLocked))) return false;
+          await tx.all(lockThreadRow(columns.threads, threadId));
           await tx.run(onConflictThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
           await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
-          return true;
         }),
       ),
     insert: onConflictInsert,
@@ -232,8 +224,6 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
         }),
         lookup: "lateral",
       }),
-    threadActivity: (cursor, idleBefore, limit) =>
-      threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     millisAgo: (ms) => sql`(now() - ${ms}::double precision * interval '1 millisecond')`,
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
     // A number computed by the server: the text form of a timestamptz depends on DateStyle and TimeZone.

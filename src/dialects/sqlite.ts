@@ -8,14 +8,7 @@ import { UnsupportedDriverError } from "../errors.js";
 import { type SQLiteCheckpointTables, UNINDEXED_SOURCE } from "../schema/sqlite.js";
 import type { Executor } from "../sql/executor.js";
 import { isBound, type Statement } from "../sql/statements.js";
-import {
-  chainBaseBlobs,
-  errorChain,
-  onConflictInsert,
-  retryOnConflict,
-  settleIn,
-  threadActivityBySkipScan,
-} from "./common-sql.js";
+import { chainBaseBlobs, errorChain, onConflictInsert, retryOnConflict, settleIn } from "./common-sql.js";
 import type { Dialect, Precondition } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { deleteEmptyThread, onConflictThreadPut, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
@@ -182,14 +175,13 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
       ];
       if (batch) {
         await batch(statements);
-        return true;
+        return;
       }
       await retryOnConflict(isBusy, () =>
         executor.transaction(async (tx) => {
           for (const statement of statements) await tx.run(statement);
         }),
       );
-      return true;
     },
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
@@ -246,8 +238,6 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
               }),
               lookup: "join",
             }),
-    threadActivity: (cursor, idleBefore, limit) =>
-      threadActivityBySkipScan(columns.checkpoints, cursor, idleBefore, limit),
     millisAgo: (ms) => sql`(${threadSql.now} - ${ms})`,
     epochMillis: (ms) => sql`${ms}`,
     createdAtMillis: (createdAt) => createdAt,

@@ -4,7 +4,6 @@
  * The shipped migrations backfill the table with the same definitions, in SQL text.
  */
 import { type SQL, sql } from "drizzle-orm";
-import type { Runner } from "../sql/executor.js";
 import type { CheckpointColumns, ThreadColumns, ThreadPutValues } from "./dialect.js";
 
 const id = (name: string) => sql.identifier(name);
@@ -143,19 +142,10 @@ export function deleteEmptyThread(t: ThreadColumns, c: CheckpointColumns, thread
     and not exists (select 1 from ${c.table} where ${c.threadId} = ${threadId})`;
 }
 
-/** Locks the thread's row, so that what follows sees every put that committed before. */
-function lockThreadRow(t: ThreadColumns, threadId: string, skipLocked = false): SQL {
-  const lock = skipLocked ? sql`for update skip locked` : sql`for update`;
-  return sql`select 1 as ${id("locked")} from ${t.table} where ${t.threadId} = ${threadId} ${lock}`;
-}
-
 /**
- * A refresh's first step on a database with row locks: locks the thread's row, and with
- * `skipLocked` says false when another transaction holds it (the row exists but could not
- * be locked). A thread with no row yet is refreshed: the refresh creates its row.
+ * Locks the thread's row, so that what follows sees every put that committed before (a
+ * thread with no row yet locks nothing: the refresh that follows creates its row).
  */
-export async function lockForRefresh(tx: Runner, t: ThreadColumns, threadId: string, skipLocked: boolean) {
-  if ((await tx.all(lockThreadRow(t, threadId, skipLocked))).length > 0 || !skipLocked) return true;
-  const held = await tx.all(sql`select 1 as ${id("found")} from ${t.table} where ${t.threadId} = ${threadId}`);
-  return held.length === 0;
+export function lockThreadRow(t: ThreadColumns, threadId: string): SQL {
+  return sql`select 1 as ${id("locked")} from ${t.table} where ${t.threadId} = ${threadId} for update`;
 }

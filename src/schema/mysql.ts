@@ -109,8 +109,6 @@ export function checkpointTables(options: MySqlTableOptions = {}) {
       index(`${prefix}checkpoints_meta_run_id_idx`).on(t.metaRunId),
       // A thread's history across namespaces, newest first.
       index(`${prefix}checkpoints_thread_checkpoint_id_idx`).on(t.threadId, t.checkpointId),
-      // Idle threads (retention): a thread's newest checkpoint time without reading its rows.
-      index(`${prefix}checkpoints_thread_created_at_idx`).on(t.threadId, t.createdAt),
     ],
   );
 

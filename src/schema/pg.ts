@@ -63,8 +63,6 @@ export function checkpointTables(options: PgTableOptions = {}) {
       index(`${prefix}checkpoints_checkpoint_id_idx`).on(t.checkpointId),
       // A thread's history across namespaces, newest first.
       index(`${prefix}checkpoints_thread_checkpoint_id_idx`).on(t.threadId, t.checkpointId),
-      // Idle threads (retention): a thread's newest checkpoint time without reading its rows.
-      index(`${prefix}checkpoints_thread_created_at_idx`).on(t.threadId, t.createdAt),
     ],
   );
 

@@ -7,7 +7,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshDatabaseUrl } from "../helpers/databases.js";
-import { newThreadId, openRaw, type RawDatabase, threadConfig } from "../lifecycle/support.js";
+import { newThreadId, openRaw, type RawDatabase, setCreatedAt, threadConfig } from "../lifecycle/support.js";
 import { checkpointOf, collect, putValues } from "./support.js";
 
 /**
@@ -83,10 +83,7 @@ describe.each(DIALECTS)("time on %s", (dialect) => {
     const threadId = newThreadId("2040");
     await putValues(session.saver, threadConfig(threadId), checkpointOf("1"));
     const in2040 = Date.UTC(2040, 0, 2, 3, 4, 5, 678);
-    await raw.query(`update checkpoints set created_at = ${createdAtFromMillis(dialect)} where thread_id = ?`, [
-      in2040,
-      threadId,
-    ]);
+    await setCreatedAt(raw, [threadId], createdAtFromMillis(dialect), { params: [in2040] });
     const [summary] = (await collect(session.saver.listThreads())).filter((s) => s.threadId === threadId);
     expect(summary.latestCreatedAt.toISOString()).toBe("2040-01-02T03:04:05.678Z");
 

@@ -17,6 +17,7 @@ import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect } from "vitest";
+import type { Dialect } from "../../src/dialects/dialect.js";
 import type { DrizzleSaver, SupportedDatabase } from "../../src/index.js";
 import * as mysqlSchema from "../../src/schema/mysql.js";
 import * as pgSchema from "../../src/schema/pg.js";
@@ -127,7 +128,11 @@ export function atMillis(dialect: DialectName): string {
   return "cast(? as integer)";
 }
 
-/** Sets `created_at` of the given threads' checkpoints (optionally only some checkpoint ids) to `expression`. */
+/**
+ * Sets `created_at` of the given threads' checkpoints (optionally only some checkpoint ids)
+ * to `expression`, then their per-thread rows' times to match, as if those checkpoints had
+ * been written then (a put stamps both; retention reads the row).
+ */
 export async function setCreatedAt(
   raw: RawDatabase,
   threadIds: readonly string[],
@@ -142,7 +147,16 @@ export async function setCreatedAt(
       params.push(...options.checkpointIds);
     }
     await raw.query(text, params);
+    await raw.query(threadTimesFromCheckpoints(part), part);
   }
+}
+
+/** Sets the per-thread rows' first and newest times from their checkpoints, as a refresh does. */
+export function threadTimesFromCheckpoints(threadIds: readonly string[]): string {
+  const times = (aggregate: string) =>
+    `(select ${aggregate}(c.created_at) from checkpoints c where c.thread_id = checkpoint_threads.thread_id)`;
+  return `update checkpoint_threads set created_at = ${times("min")}, updated_at = ${times("max")}
+    where thread_id in ${placeholders(threadIds)}`;
 }
 
 // ---------------------------------------------------------------------------
@@ -321,7 +335,8 @@ export async function rowCounts(raw: RawDatabase, threadId: string): Promise<Rec
 // Bulk copies of template threads (fast set-up of thousands of threads).
 // ---------------------------------------------------------------------------
 
-function schemaTables(dialect: DialectName): Record<TableName, Table> {
+/** The tables a thread's rows live in, its per-thread row last. */
+function schemaTables(dialect: DialectName): Record<TableName | "checkpoint_threads", Table> {
   const tables =
     dialect === "postgres"
       ? pgSchema.checkpointTables()
@@ -332,18 +347,19 @@ function schemaTables(dialect: DialectName): Record<TableName, Table> {
     checkpoints: tables.checkpoints,
     checkpoint_blobs: tables.checkpointBlobs,
     checkpoint_writes: tables.checkpointWrites,
+    checkpoint_threads: tables.checkpointThreads,
   };
 }
 
 /**
- * Copies every row of `templateThreadId` to each of `threadIds` with plain
- * `insert ... select` statements (the columns come from the schema definitions,
- * generated ones left out), so thousands of threads take a few statements.
+ * Copies every row of `templateThreadId`, its per-thread row included, to each of
+ * `threadIds` with plain `insert ... select` statements (the columns come from the
+ * schema definitions, generated ones left out), so thousands of threads take a few
+ * statements.
  */
 export async function cloneThread(raw: RawDatabase, templateThreadId: string, threadIds: readonly string[]) {
-  const tables = schemaTables(raw.dialect);
-  for (const table of TABLES) {
-    const names = Object.values(getTableColumns(tables[table]) as Record<string, Column>)
+  for (const [table, definition] of Object.entries(schemaTables(raw.dialect))) {
+    const names = Object.values(getTableColumns(definition) as Record<string, Column>)
       .filter((column) => !column.generated)
       .map((column) => column.name);
     const selected = names.map((name) => (name === "thread_id" ? "ids.id" : `t.${raw.id(name)}`)).join(", ");
@@ -675,6 +691,8 @@ export async function insertChain(
   if (blobs.length > 0) await insertRows(raw, "checkpoint_blobs", blobs[0], blobs);
   await insertRows(raw, "checkpoints", checkpoints[0], checkpoints);
   if (writes.length > 0) await insertRows(raw, "checkpoint_writes", writes[0], writes);
+  // The per-thread row, as the saver keeps it for every thread it writes.
+  await (saver as unknown as { dialect: Dialect }).dialect.refreshThread(threadId);
   return ids;
 }
 

@@ -90,7 +90,7 @@ describe("upgrade to partial metadata indexes on SQLite", () => {
       expect(indexEntries(db, "checkpoints_meta_run_id_idx")).toBe(7);
       expect(indexEntries(db, "checkpoint_threads_meta_user_id_idx")).toBe(2);
 
-      expect((await saver.setup()).map((m) => m.tag)).toEqual([MIGRATION]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([MIGRATION, "0005_drop_thread_created_at_index"]);
       expect((await saver.migrationStatus()).pending).toEqual([]);
       // The rebuilt indexes hold the "input" and "update" checkpoints, and the three with a run id.
       expect(indexEntries(db, "checkpoints_meta_source_idx")).toBe(2);

@@ -55,7 +55,10 @@ describe("upgrade making the thread table's user_id column stored on mysql", () 
         }
       }
 
-      expect((await saver.setup()).map((m) => m.tag)).toEqual(["0006_stored_thread_user_id"]);
+      expect((await saver.setup()).map((m) => m.tag)).toEqual([
+        "0006_stored_thread_user_id",
+        "0007_drop_thread_created_at_index",
+      ]);
       expect(await kind()).toMatch(/STORED|PERSISTENT/);
       const indexed = await raw.query(
         "select column_name from information_schema.statistics where table_schema = database() and table_name = 'checkpoint_threads' and index_name = ? order by seq_in_index",

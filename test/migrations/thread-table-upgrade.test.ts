@@ -103,6 +103,7 @@ describe("0002_thread_table backfills one row per thread", () => {
         "0002_thread_table",
         "0003_incremental_values",
         "0004_store_items",
+        "0005_drop_thread_created_at_index",
       ]);
       const kept = normalize(await client.unsafe(`select ${ROW_COLUMNS.replace("from ", "from seed.")}`));
       const backfilled = normalize(await client.unsafe(`select ${ROW_COLUMNS}`));
@@ -137,6 +138,7 @@ describe("0002_thread_table backfills one row per thread", () => {
         "0004_metadata_index",
         "0005_store_items",
         "0006_stored_thread_user_id",
+        "0007_drop_thread_created_at_index",
       ]);
       const read = async (p: mysql.Pool) => normalize((await p.query(`select ${ROW_COLUMNS}`))[0] as never);
       const backfilled = await read(pool);
@@ -172,6 +174,7 @@ describe("0002_thread_table backfills one row per thread", () => {
         "0002_incremental_values",
         "0003_store_items",
         "0004_partial_metadata_indexes",
+        "0005_drop_thread_created_at_index",
       ]);
       const backfilled = normalize(db.prepare(`select ${ROW_COLUMNS}`).all() as never);
       expect(backfilled).toEqual(normalize(seedDb.prepare(`select ${ROW_COLUMNS}`).all() as never));

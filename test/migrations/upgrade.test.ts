@@ -53,6 +53,7 @@ describe("PostgreSQL upgrade from 0000_init", () => {
         "0002_thread_table",
         "0003_incremental_values",
         "0004_store_items",
+        "0005_drop_thread_created_at_index",
       ]);
 
       expect((await saver.setup()).map((m) => m.tag)).toEqual([
@@ -60,6 +61,7 @@ describe("PostgreSQL upgrade from 0000_init", () => {
         "0002_thread_table",
         "0003_incremental_values",
         "0004_store_items",
+        "0005_drop_thread_created_at_index",
       ]);
 
       expect((await saver.migrationStatus()).pending).toEqual([]);
@@ -126,6 +128,7 @@ describe("MySQL upgrade from 0000_init", () => {
         "0004_metadata_index",
         "0005_store_items",
         "0006_stored_thread_user_id",
+        "0007_drop_thread_created_at_index",
       ]);
 
       const tuple = await saver.getTuple(spaced);
@@ -176,6 +179,7 @@ describe("MySQL upgrade from 0003_incremental_values", () => {
         "0004_metadata_index",
         "0005_store_items",
         "0006_stored_thread_user_id",
+        "0007_drop_thread_created_at_index",
       ]);
       const sideRows = async () =>
         Number((await pool.query<mysql.RowDataPacket[]>("select count(*) as n from checkpoint_metadata"))[0][0].n);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { DialectName } from "../helpers/databases.js";
-import { chunks, hoursAgo, placeholders, type RawDatabase, setCreatedAt } from "../lifecycle/support.js";
+import { hoursAgo, type RawDatabase, setCreatedAt } from "../lifecycle/support.js";
 import type { ChainSpec } from "../reliability/chain.js";
 import { type Child, startChild } from "../reliability/helpers.js";
 import type { SweeperArgs } from "./workers/sweeper.js";
@@ -10,14 +10,7 @@ import type { SweeperArgs } from "./workers/sweeper.js";
  * per-thread row (what sweeps read) both move into the past.
  */
 export async function ageThreads(raw: RawDatabase, threadIds: readonly string[], hours: number): Promise<void> {
-  const past = hoursAgo(raw.dialect as DialectName, hours);
-  await setCreatedAt(raw, threadIds, past);
-  for (const part of chunks(threadIds, 200)) {
-    await raw.query(
-      `update checkpoint_threads set created_at = ${past}, updated_at = ${past} where thread_id in ${placeholders(part)}`,
-      part,
-    );
-  }
+  await setCreatedAt(raw, threadIds, hoursAgo(raw.dialect as DialectName, hours));
 }
 
 /** Thread ids that have a row in checkpoint_threads, sorted. */

@@ -68,20 +68,20 @@ const STATEMENTS: Record<DialectName, Record<Call, number>> = {
  * source, step and run id in columns of their own).
  */
 const INDEXES: Record<DialectName, Record<string, number>> = {
-  sqlite: { checkpoints: 7, checkpoint_blobs: 1, checkpoint_writes: 1, checkpoint_threads: 4 },
-  postgres: { checkpoints: 5, checkpoint_blobs: 1, checkpoint_writes: 1, checkpoint_threads: 4 },
-  mysql: { checkpoints: 7, checkpoint_blobs: 1, checkpoint_writes: 1, checkpoint_threads: 4, checkpoint_metadata: 2 },
+  sqlite: { checkpoints: 6, checkpoint_blobs: 1, checkpoint_writes: 1, checkpoint_threads: 4 },
+  postgres: { checkpoints: 4, checkpoint_blobs: 1, checkpoint_writes: 1, checkpoint_threads: 4 },
+  mysql: { checkpoints: 6, checkpoint_blobs: 1, checkpoint_writes: 1, checkpoint_threads: 4, checkpoint_metadata: 2 },
 };
 
 /**
  * SQLite: the index entries one row adds, over every index of its table, read from
  * dbstat (so they count what SQLite wrote; each is a B-tree insert a put pays for). A
  * root "loop" checkpoint without a run id: its primary key, checkpoint_id, meta_step and
- * the two thread-keyed indexes (the partial meta_source and meta_run_id skip it). A
+ * (thread_id, checkpoint_id) (the partial meta_source and meta_run_id skip it). A
  * thread without a user id: its primary key, updated_at and created_at (the partial
  * meta_user_id skips it).
  */
-const SQLITE_INDEX_ENTRIES_PER_ROW = { checkpoints: 5, checkpoint_threads: 3 };
+const SQLITE_INDEX_ENTRIES_PER_ROW = { checkpoints: 4, checkpoint_threads: 3 };
 
 interface Opened {
   saver: DrizzleSaver;

@@ -105,13 +105,17 @@ it("prunes and expires threads on both shards", async () => {
   expect((await placement(first[0]))[0]).toEqual([1, 2, 1]);
   expect((await placement(second[0]))[1]).toEqual([1, 2, 1]);
 
-  // Age one thread on each shard (on the data node: the head only routes).
+  // Age one thread on each shard (on the data node: the head only routes): its checkpoints
+  // and its per-thread row, which retention reads.
   const old = [first[1], second[1]];
+  const past = Date.parse("2020-01-01T00:00:00Z"); // created_at is epoch milliseconds (MySQL migration 0001)
   for (const [shard, id] of old.entries()) {
-    await rowsPerShard([spider.shards[shard]], "update checkpoints set created_at = ? where thread_id = ?", [
-      Date.parse("2020-01-01T00:00:00Z"), // created_at is epoch milliseconds (MySQL migration 0001)
-      id,
-    ]);
+    await rowsPerShard([spider.shards[shard]], "update checkpoints set created_at = ? where thread_id = ?", [past, id]);
+    await rowsPerShard(
+      [spider.shards[shard]],
+      "update checkpoint_threads set created_at = ?, updated_at = ? where thread_id = ?",
+      [past, past, id],
+    );
   }
   const expired = await spider.saver.expireThreads({ idleSince: new Date("2021-01-01") });
   expect(expired).toBe(2);

@@ -8,7 +8,7 @@ import { InvalidInputError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { copyResealing } from "../values/rekey.js";
-import { isReservedThreadId, notStaging, requireThreadId } from "../values/reserved.js";
+import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
@@ -26,9 +26,6 @@ export interface ExpireThreadsOptions {
   /** Called after each batch with the number of threads handled so far. */
   onProgress?: (progress: { threads: number }) => void;
 }
-
-/** Threads examined by one expiry scan query (also keeps MySQL's recursion limit of 1000 away). */
-const SCAN_THREADS = 500;
 
 /**
  * Thread lifecycle on top of a dialect: copy, prune, delete by run, expire idle
@@ -182,36 +179,21 @@ export class ThreadLifecycle {
     if (strategy !== "delete" && strategy !== "keep_latest") {
       throw new InvalidInputError(`expireThreads: unknown strategy "${String(strategy)}"`);
     }
+    // Idle by the thread's row, whose updated_at every write keeps at its newest checkpoint's
+    // time; the claim re-checks that under the row's lock. A row another transaction holds is
+    // skipped, not waited for: a put in progress makes the thread active, and another process
+    // expiring it handles it (waiting made concurrent expirers go in lockstep).
     const cutoff = this.dialect.epochMillis(idleSince.getTime());
     let touched = 0;
-    let batch: string[] = [];
-    const flush = async () => {
+    for await (const batch of this.sweeper.idleBatches(cutoff, batchSize)) {
       let handled = 0;
       for (const threadId of batch) {
-        // Idle by its checkpoints' times (the scan's): the row recomputed from them first,
-        // then the claim re-checks that under the row's lock. A row another transaction holds
-        // is skipped, not waited for: a put in progress makes the thread active, and another
-        // process expiring it handles it (waiting made concurrent expirers go in lockstep).
-        if (!(await this.dialect.refreshThread(threadId, { skipLocked: true }))) continue;
         const outcome = await this.sweeper.handle({ threadId, cutoff }, { strategy, keepLast: 1 });
         if (outcome !== "skipped") handled++;
       }
       touched += handled;
-      batch = [];
       if (handled > 0) onProgress?.({ threads: touched });
-    };
-    let cursor = "";
-    for (;;) {
-      const scanned = await this.scanThreads(cursor, idleSince);
-      if (scanned.length === 0) break;
-      cursor = scanned[scanned.length - 1].threadId;
-      for (const { threadId, idle } of scanned) {
-        if (!idle || isReservedThreadId(threadId)) continue;
-        batch.push(threadId);
-        if (batch.length >= batchSize) await flush();
-      }
     }
-    if (batch.length > 0) await flush();
     return touched;
   }
 
@@ -219,13 +201,6 @@ export class ThreadLifecycle {
   private tables(): { table: Table; threadId: Column }[] {
     const { checkpoints, blobs, writes, threads } = this.dialect.columns;
     return [threads, checkpoints, blobs, writes].map(({ table, threadId }) => ({ table, threadId }));
-  }
-
-  /** Threads after `cursor` in id order, with whether each is idle (see Dialect.threadActivity). */
-  private async scanThreads(cursor: string, idleSince: Date): Promise<{ threadId: string; idle: boolean }[]> {
-    const idleBefore = this.dialect.epochMillis(idleSince.getTime());
-    const rows = await this.dialect.query(this.dialect.threadActivity(cursor, idleBefore, SCAN_THREADS));
-    return rows.map((row) => ({ threadId: row.thread_id as string, idle: Number(row.idle) === 1 }));
   }
 }
 

@@ -99,7 +99,7 @@ export class ThreadSweeper {
    * a range of the `(updated_at, thread_id)` index, so a pass reads the idle threads only,
    * however many active ones the table holds.
    */
-  async idleThreads(cutoff: SQL, cursor: ScanCursor | undefined, limit: number): Promise<ScanCursor[]> {
+  private async idleThreads(cutoff: SQL, cursor: ScanCursor | undefined, limit: number): Promise<ScanCursor[]> {
     const t = this.dialect.columns.threads;
     let after = sql``;
     if (cursor) {
@@ -137,6 +137,21 @@ export class ThreadSweeper {
     return dialect.epochMillis(Number(row?.cutoff_ms));
   }
 
+  /**
+   * The idle, unpinned threads as of `cutoff`, in batches of up to `batchSize` ids, read
+   * one batch ahead of the caller: what a pass handles, whether `sweep` or `expireThreads`.
+   */
+  async *idleBatches(cutoff: SQL, batchSize: number): AsyncGenerator<string[]> {
+    let cursor: ScanCursor | undefined;
+    for (;;) {
+      const batch = await this.idleThreads(cutoff, cursor, batchSize);
+      if (batch.length === 0) return;
+      cursor = batch[batch.length - 1];
+      yield batch.map(({ threadId }) => threadId);
+      if (batch.length < batchSize) return;
+    }
+  }
+
   /** One pass over the idle threads, in batches of `batchSize`, each thread in its own unit. */
   async sweep(policy: ResolvedPolicy, options: SweepOptions): Promise<SweepResult> {
     const batchSize = options.batchSize ?? 100;
@@ -146,13 +161,9 @@ export class ThreadSweeper {
     const dryRun = options.dryRun === true;
     const cutoff = await this.cutoffNow(policy.idleForMs);
     const progress: SweepProgress = { scanned: 0, deleted: 0, pruned: 0, unchanged: 0, skipped: 0 };
-    let cursor: ScanCursor | undefined;
-    for (;;) {
-      const batch = await this.idleThreads(cutoff, cursor, batchSize);
-      if (batch.length === 0) break;
-      cursor = batch[batch.length - 1];
+    for await (const batch of this.idleBatches(cutoff, batchSize)) {
       progress.scanned += batch.length;
-      for (const { threadId } of batch) {
+      for (const threadId of batch) {
         if (dryRun) {
           options.onThread?.(threadId, policy.strategy === "delete" ? "deleted" : "pruned");
           continue;
@@ -162,7 +173,6 @@ export class ThreadSweeper {
         options.onThread?.(threadId, outcome);
       }
       options.onProgress?.({ ...progress });
-      if (batch.length < batchSize) break;
     }
     return { ...progress, dryRun };
   }

@@ -1,0 +1,1 @@
+DROP INDEX `checkpoints_thread_created_at_idx` ON `checkpoints`;
