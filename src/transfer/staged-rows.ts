@@ -3,7 +3,7 @@
  * thread id, sized to the target driver's limits, and the measures a batch is bounded by.
  */
 import type { SQL } from "drizzle-orm";
-import type { Dialect } from "../dialects/dialect.js";
+import type { Dialect, InsertSpec } from "../dialects/dialect.js";
 import { serializeMetadata } from "../savers/values/metadata.js";
 import { requireId, toBuffer } from "../savers/values/values.js";
 import { blobRowColumns, checkpointRowColumns, writeRowColumns } from "../savers/write/write-statements.js";
@@ -53,66 +53,65 @@ export interface StagedBatch {
  */
 export function stagedInserts(dialect: Dialect, staging: string, batch: StagedBatch): SQL[] {
   const { blobs: b, checkpoints: c, writes: w } = dialect.columns;
-  const inserts = <T>(records: T[], columns: number, insert: (rows: T[]) => SQL): SQL[] => {
-    const size = Math.min(BATCH, Math.max(1, Math.floor(parameterLimit(dialect.executor.limits) / columns)));
-    return inPieces(records, size).map(insert);
+  const inserts = (spec: Omit<InsertSpec, "update">): SQL[] => {
+    const limit = parameterLimit(dialect.executor.limits);
+    const size = Math.min(BATCH, Math.max(1, Math.floor(limit / spec.columns.length)));
+    return inPieces(spec.rows, size).map((rows) => dialect.insert({ ...spec, rows, update: [] }));
   };
   return [
-    ...inserts(batch.blobs, blobRowColumns(b).length, (rows) =>
-      dialect.insert({
-        table: b.table,
-        columns: blobRowColumns(b),
-        rows: rows.map((r) => [
-          staging,
-          r.ns,
-          r.channel,
-          r.version,
-          r.type,
-          r.value && toBuffer(r.value),
-          r.deltaChain ?? null,
-        ]),
-        conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
-        update: [],
-      }),
-    ),
-    ...inserts(batch.checkpoints, checkpointRowColumns(c).length, (rows) =>
-      dialect.insert({
-        table: c.table,
-        columns: checkpointRowColumns(c),
-        rows: rows.map((r) => [
-          staging,
-          r.ns,
-          requireId(r.checkpointId, "checkpoint_id"),
-          r.parentCheckpointId === null ? null : requireId(r.parentCheckpointId, "parent_checkpoint_id"),
-          r.type,
-          toBuffer(r.checkpoint),
-          dialect.jsonParam(JSON.stringify(r.channelVersions)),
-          dialect.jsonParam(serializeMetadata(r.metadata)),
-          // The original time, which the saver's put would replace with now.
-          dialect.epochMillis(r.createdAt),
-        ]),
-        conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
-        update: [],
-      }),
-    ),
-    ...inserts(batch.writes, writeRowColumns(w).length, (rows) =>
-      dialect.insert({
-        table: w.table,
-        columns: writeRowColumns(w),
-        rows: rows.map((r) => [
-          staging,
-          r.ns,
-          requireId(r.checkpointId, "checkpoint_id"),
-          requireId(r.taskId, "task_id"),
-          r.idx,
-          r.channel,
-          r.type,
-          r.value && toBuffer(r.value),
-          r.taskPath,
-        ]),
-        conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
-        update: [],
-      }),
-    ),
+    ...inserts({
+      table: b.table,
+      columns: blobRowColumns(b),
+      rows: batch.blobs.map((r) => blobRow(staging, r)),
+      conflictTarget: [b.threadId, b.checkpointNs, b.channel, b.version],
+    }),
+    ...inserts({
+      table: c.table,
+      columns: checkpointRowColumns(c),
+      rows: batch.checkpoints.map((r) => checkpointRow(dialect, staging, r)),
+      conflictTarget: [c.threadId, c.checkpointNs, c.checkpointId],
+    }),
+    ...inserts({
+      table: w.table,
+      columns: writeRowColumns(w),
+      rows: batch.writes.map((r) => writeRow(staging, r)),
+      conflictTarget: [w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx],
+    }),
+  ];
+}
+
+/** A blob record's values, in the order of `blobRowColumns`. */
+function blobRow(staging: string, r: BlobRecord): unknown[] {
+  return [staging, r.ns, r.channel, r.version, r.type, r.value && toBuffer(r.value), r.deltaChain ?? null];
+}
+
+/** A checkpoint record's values, in the order of `checkpointRowColumns`. */
+function checkpointRow(dialect: Dialect, staging: string, r: CheckpointRecord): unknown[] {
+  return [
+    staging,
+    r.ns,
+    requireId(r.checkpointId, "checkpoint_id"),
+    r.parentCheckpointId === null ? null : requireId(r.parentCheckpointId, "parent_checkpoint_id"),
+    r.type,
+    toBuffer(r.checkpoint),
+    dialect.jsonParam(JSON.stringify(r.channelVersions)),
+    dialect.jsonParam(serializeMetadata(r.metadata)),
+    // The original time, which the saver's put would replace with now.
+    dialect.epochMillis(r.createdAt),
+  ];
+}
+
+/** A pending write record's values, in the order of `writeRowColumns`. */
+function writeRow(staging: string, r: WriteRecord): unknown[] {
+  return [
+    staging,
+    r.ns,
+    requireId(r.checkpointId, "checkpoint_id"),
+    requireId(r.taskId, "task_id"),
+    r.idx,
+    r.channel,
+    r.type,
+    r.value && toBuffer(r.value),
+    r.taskPath,
   ];
 }

@@ -101,10 +101,17 @@ export class CheckpointReader {
     return tuples[0];
   }
 
-  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+  /**
+   * A `list` call's conditions, with their values in placeholders (so a list without a
+   * filter reuses its statement), and the statement's shape: its template key, or
+   * undefined when a filter is written inline.
+   */
+  private listConditions(
+    config: RunnableConfig,
+    options: CheckpointListOptions,
+  ): { conditions: SQL[]; values: Values; shape: string | undefined } {
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
     const c = this.dialect.columns.checkpoints;
-    // Values go to placeholders, so a list without a filter reuses its statement.
     const conditions: SQL[] = [];
     const values: Values = {};
     const condition = (name: string, value: unknown, build: (placeholder: SQL) => SQL) => {
@@ -136,7 +143,12 @@ export class CheckpointReader {
     }
     // Values inline (metadataMatches) make the statement one-off; otherwise it is a template.
     const shape = entries.length > 0 && !metadataFilterTemplate ? undefined : `list.${Object.keys(values).join(",")}`;
+    return { conditions, values, shape };
+  }
 
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const c = this.dialect.columns.checkpoints;
+    const { conditions, values, shape } = this.listConditions(config, options);
     const { limit } = options;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
       throw new InvalidInputError(`limit must be a non-negative integer, got ${limit}`);
