@@ -103,11 +103,11 @@ export async function withFreshSaver<T>(
 export { openRaw, type RawDatabase };
 
 /** `(?, ?, ...)` for a list of values. */
-export function placeholders(values: readonly unknown[]): string {
+function placeholders(values: readonly unknown[]): string {
   return `(${values.map(() => "?").join(", ")})`;
 }
 
-export function chunks<T>(items: readonly T[], size: number): T[][] {
+function chunks<T>(items: readonly T[], size: number): T[][] {
   const result: T[][] = [];
   for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
   return result;
@@ -152,7 +152,7 @@ export async function setCreatedAt(
 }
 
 /** Sets the per-thread rows' first and newest times from their checkpoints, as a refresh does. */
-export function threadTimesFromCheckpoints(threadIds: readonly string[]): string {
+function threadTimesFromCheckpoints(threadIds: readonly string[]): string {
   const times = (aggregate: string) =>
     `(select ${aggregate}(c.created_at) from checkpoints c where c.thread_id = checkpoint_threads.thread_id)`;
   return `update checkpoint_threads set created_at = ${times("min")}, updated_at = ${times("max")}

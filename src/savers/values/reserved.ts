@@ -11,7 +11,7 @@ import { requireId } from "./values.js";
 /** Prefix of the ids under which threads are staged while they are imported. */
 export const STAGING_PREFIX = "__transfer_staging__:";
 
-export function isReservedThreadId(threadId: string): boolean {
+function isReservedThreadId(threadId: string): boolean {
   return threadId.startsWith(STAGING_PREFIX);
 }
 
