@@ -99,6 +99,22 @@ export function releasedUpTo(dialect: string, count: number): string {
   return folder;
 }
 
+/**
+ * The shipped migrations of a dialect before the one whose tag ends with `migration`, as
+ * the release before it shipped them: the folder, how many it holds, and the tags
+ * `setup()` then applies (that migration and every later one).
+ */
+export function releasedBefore(
+  dialect: string,
+  migration: string,
+): { folder: string; count: number; pending: string[] } {
+  const journal = JSON.parse(readFileSync(join("migrations", dialect, "meta", "_journal.json"), "utf8"));
+  const tags: string[] = journal.entries.map((entry: { tag: string }) => entry.tag);
+  const count = tags.findIndex((tag) => tag.endsWith(migration));
+  if (count < 0) throw new Error(`no migration ${migration} in migrations/${dialect}`);
+  return { folder: releasedUpTo(dialect, count), count, pending: tags.slice(count) };
+}
+
 /** A utf8mb4 database beside the one under test, for today's saver to write in; see earlier-rows.ts. */
 export async function seedMySqlDatabase(base: string): Promise<{ name: string; pool: mysql.Pool }> {
   const name = `t_${randomBytes(6).toString("hex")}_seed`;

@@ -7,9 +7,7 @@
  * can use them for (a "loop" step, a checkpoint without a run id, a thread without a
  * user id add none).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { type Checkpoint, type CheckpointMetadata, uuid6 } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { drizzle } from "drizzle-orm/better-sqlite3";
@@ -18,20 +16,9 @@ import type { Dialect } from "../../src/dialects/dialect.js";
 import { DrizzleSaver } from "../../src/index.js";
 import { migrate } from "../../src/savers/migrations/migrate.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
+import { releasedBefore } from "./earlier-rows.js";
 
 const MIGRATION = "0004_partial_metadata_indexes";
-
-/** The shipped SQLite migrations before this one, as the previous release shipped them. */
-function releasedBefore(): { folder: string; count: number } {
-  const folder = mkdtempSync(join(tmpdir(), "migrations-"));
-  cpSync("migrations/sqlite", folder, { recursive: true });
-  const journalPath = join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8"));
-  const count = journal.entries.findIndex((entry: { tag: string }) => entry.tag === MIGRATION);
-  journal.entries = journal.entries.slice(0, count);
-  writeFileSync(journalPath, JSON.stringify(journal));
-  return { folder, count };
-}
 
 /** Entries in an index's B-tree (its leaf cells), read from SQLite's dbstat table. */
 function indexEntries(db: Database.Database, index: string): number {
@@ -69,7 +56,7 @@ async function listIds(saver: DrizzleSaver, filter: Record<string, unknown>): Pr
 describe("upgrade to partial metadata indexes on SQLite", () => {
   it("keeps every checkpoint, finds the same rows, and indexes only the rows filters use the indexes for", async () => {
     const file = await freshDatabaseUrl("sqlite");
-    const { folder, count } = releasedBefore();
+    const { folder, count } = releasedBefore("sqlite", MIGRATION);
     const db = new Database(file);
     const saver = new DrizzleSaver(drizzle(db));
     try {

@@ -3,35 +3,21 @@
  * saver data: DrizzleStore.setup() applies it, the checkpoints are kept and still read,
  * and the store then works beside the saver.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
 import { DrizzleSaver, DrizzleStore } from "../../src/index.js";
 import { migrate } from "../../src/savers/migrations/migrate.js";
 import { DIALECTS, freshDatabaseUrl } from "../helpers/databases.js";
+import { releasedBefore } from "./earlier-rows.js";
 
 const MIGRATION = "store_items";
-
-/** The shipped migrations of a dialect before this one, as the previous release shipped them. */
-function releasedBefore(folderName: string): { folder: string; count: number; pending: string[] } {
-  const folder = mkdtempSync(join(tmpdir(), "migrations-"));
-  cpSync(`migrations/${folderName}`, folder, { recursive: true });
-  const journalPath = join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8"));
-  const count = journal.entries.findIndex((entry: { tag: string }) => entry.tag.endsWith(MIGRATION));
-  const pending = journal.entries.slice(count).map((entry: { tag: string }) => entry.tag);
-  journal.entries = journal.entries.slice(0, count);
-  writeFileSync(journalPath, JSON.stringify(journal));
-  return { folder, count, pending };
-}
 
 describe.each(DIALECTS)("upgrade adding the store's table on %s", (dialectName) => {
   it("keeps the saver's data and gives a working store", async () => {
     const url = await freshDatabaseUrl(dialectName);
-    const { folder, count, pending } = releasedBefore(dialectName === "postgres" ? "pg" : dialectName);
+    const { folder, count, pending } = releasedBefore(dialectName === "postgres" ? "pg" : dialectName, MIGRATION);
     const saver = await DrizzleSaver.fromUrl(url);
     const store = await DrizzleStore.fromUrl(url);
     try {

@@ -4,9 +4,7 @@
  * every checkpoint is kept and read back the same, the index is gone, and retention,
  * which now finds idle threads on the per-thread table, expires exactly the idle ones.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
 import { DrizzleSaver } from "../../src/index.js";
@@ -24,22 +22,10 @@ import {
   setCreatedAt,
   storedThreads,
 } from "../lifecycle/support.js";
+import { releasedBefore } from "./earlier-rows.js";
 
 const MIGRATION = "drop_thread_created_at_index";
 const INDEX = "checkpoints_thread_created_at_idx";
-
-/** The shipped migrations of a dialect before this one, as the previous release shipped them. */
-function releasedBefore(folderName: string): { folder: string; count: number; pending: string[] } {
-  const folder = mkdtempSync(join(tmpdir(), "migrations-"));
-  cpSync(`migrations/${folderName}`, folder, { recursive: true });
-  const journalPath = join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8"));
-  const count = journal.entries.findIndex((entry: { tag: string }) => entry.tag.endsWith(MIGRATION));
-  const pending = journal.entries.slice(count).map((entry: { tag: string }) => entry.tag);
-  journal.entries = journal.entries.slice(0, count);
-  writeFileSync(journalPath, JSON.stringify(journal));
-  return { folder, count, pending };
-}
 
 /** Whether the checkpoints table has an index of that name. */
 async function hasIndex(raw: RawDatabase, dialect: DialectName, name: string): Promise<boolean> {
@@ -55,7 +41,7 @@ async function hasIndex(raw: RawDatabase, dialect: DialectName, name: string): P
 describe.each(DIALECTS)("upgrade dropping the checkpoints' (thread_id, created_at) index on %s", (dialect) => {
   it("keeps every checkpoint, drops the index, and expires exactly the idle threads", async () => {
     const url = await freshDatabaseUrl(dialect);
-    const { folder, count, pending } = releasedBefore(dialect === "postgres" ? "pg" : dialect);
+    const { folder, count, pending } = releasedBefore(dialect === "postgres" ? "pg" : dialect, MIGRATION);
     const saver = await DrizzleSaver.fromUrl(url);
     const raw = await openRaw(dialect, url);
     try {

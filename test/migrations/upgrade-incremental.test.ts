@@ -1,6 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { sql } from "drizzle-orm";
@@ -9,6 +7,7 @@ import type { Dialect } from "../../src/dialects/dialect.js";
 import { DrizzleSaver } from "../../src/index.js";
 import { migrate } from "../../src/savers/migrations/migrate.js";
 import { DIALECTS, freshDatabaseUrl } from "../helpers/databases.js";
+import { releasedBefore } from "./earlier-rows.js";
 
 /**
  * The upgrade to incremental values (the delta_chain column), from the previous
@@ -18,20 +17,6 @@ import { DIALECTS, freshDatabaseUrl } from "../helpers/databases.js";
 
 const FOLDER = { pg: "pg", mysql: "mysql", sqlite: "sqlite" } as const;
 const MIGRATION = "incremental_values";
-
-/** The shipped migrations of a dialect before this one, as the previous release shipped them. */
-function releasedBefore(folderName: string): { folder: string; count: number; pending: string[] } {
-  const folder = mkdtempSync(join(tmpdir(), "migrations-"));
-  cpSync(`migrations/${folderName}`, folder, { recursive: true });
-  const journalPath = join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8"));
-  const count = journal.entries.findIndex((entry: { tag: string }) => entry.tag.endsWith(MIGRATION));
-  // This migration and every later one are what setup() applies.
-  const pending = journal.entries.slice(count).map((entry: { tag: string }) => entry.tag);
-  journal.entries = journal.entries.slice(0, count);
-  writeFileSync(journalPath, JSON.stringify(journal));
-  return { folder, count, pending };
-}
 
 const config = (checkpointId?: string): RunnableConfig => ({
   configurable: { thread_id: "kept", checkpoint_ns: "", ...(checkpointId ? { checkpoint_id: checkpointId } : {}) },
@@ -55,7 +40,7 @@ describe.each(DIALECTS)("upgrade to incremental values on %s", (dialectName) => 
   it("keeps the values stored whole before it, and extends them with deltas after it", async () => {
     const url = await freshDatabaseUrl(dialectName);
     const folderName = FOLDER[dialectName === "postgres" ? "pg" : dialectName];
-    const { folder, count, pending } = releasedBefore(folderName);
+    const { folder, count, pending } = releasedBefore(folderName, MIGRATION);
     // The previous release's saver stored every value whole, as incrementalValues: 0 does.
     const old = await DrizzleSaver.fromUrl(url, { incrementalValues: 0 });
     const saver = await DrizzleSaver.fromUrl(url);
