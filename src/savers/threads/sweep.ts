@@ -138,8 +138,8 @@ export class ThreadSweeper {
   }
 
   /**
-   * The idle, unpinned threads as of `cutoff`, in batches of up to `batchSize` ids, read
-   * one batch ahead of the caller: what a pass handles, whether `sweep` or `expireThreads`.
+   * The idle, unpinned threads as of `cutoff`, in batches of up to `batchSize` ids, each
+   * batch read when the caller asks for it: what a pass handles, `sweep` or `expireThreads`.
    */
   async *idleBatches(cutoff: SQL, batchSize: number): AsyncGenerator<string[]> {
     let cursor: ScanCursor | undefined;
