@@ -228,12 +228,46 @@ describe.each(DIALECTS)("expireThreads on %s", (dialect: DialectName) => {
     });
   });
 
+  it("a dry run counts and names the threads a run expires, leaves pinned ones out, and changes nothing", async () => {
+    await withFreshSaver(dialect, async ({ saver, raw }) => {
+      const [old, pinned, fresh] = ["exp-dry-old", "exp-dry-pinned", "exp-dry-fresh"].map(newThreadId);
+      for (const id of [old, pinned, fresh]) await new HistoryWriter(saver, id).chain(2);
+      await setCreatedAt(raw, [old, pinned], hoursAgo(dialect, 240));
+      await saver.pinThread(pinned);
+      const everything = await dumpTables(raw);
+
+      const named: string[] = [];
+      const count = await saver.expireThreads({
+        idleSince: idleSince(120),
+        dryRun: true,
+        onThread: (threadId) => named.push(threadId),
+      });
+      expect({ count, named }).toEqual({ count: 1, named: [old] });
+      expect(await dumpTables(raw)).toEqual(everything);
+
+      expect(await expire(saver, { idleSince: idleSince(120) })).toEqual({ count: 1, progress: [1] });
+      expect(await storedThreads(raw)).toEqual([fresh, pinned].sort());
+    });
+  });
+
   it("expires exactly the idle threads among 2000 of mixed ages, in batches, with keep_latest and then delete", async () => {
     await withFreshSaver(dialect, async ({ saver, raw }) => {
       const { threads, idle, active, newestOf, templateView } = await seedRetention(saver, raw, 2000);
       expect(idle.length).toBe(500);
       const before = byThread(await dumpTables(raw));
       expect(await integrity(raw)).toEqual(CLEAN);
+
+      // A dry run names exactly the threads the run below handles, and changes nothing.
+      const named: string[] = [];
+      const wouldExpire = await saver.expireThreads({
+        idleSince: idleSince(120),
+        batchSize: 64,
+        dryRun: true,
+        onThread: (threadId) => named.push(threadId),
+      });
+      expect(wouldExpire).toBe(idle.length);
+      expect(named.sort()).toEqual(idle);
+      expect(byThread(await dumpTables(raw))).toEqual(before);
 
       // keep_latest: each idle thread keeps the newest checkpoint of each namespace.
       const kept = await expire(saver, { idleSince: idleSince(120), strategy: "keep_latest", batchSize: 64 });

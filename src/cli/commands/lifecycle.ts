@@ -196,10 +196,13 @@ export async function expire(url: string, options: ExpireOptions, out: Output): 
         { header: "CHECKPOINTS", align: "right" },
         { header: "LATEST AT" },
       ]);
+      // The threads the run would handle (its own rule: unpinned, idle by the thread's row),
+      // shown with their checkpoints in thread id order.
+      const idle = new Set<string>();
+      await saver.expireThreads({ idleSince, strategy, dryRun: true, onThread: (threadId) => idle.add(threadId) });
       let count = 0;
       for await (const thread of saver.listThreads()) {
-        // Pinned threads are what the real run skips.
-        if (thread.pinned || thread.latestCreatedAt.getTime() >= idleSince.getTime()) continue;
+        if (!idle.has(thread.threadId)) continue;
         count++;
         if (options.json) {
           await out.json({ dryRun: true, strategy, ...thread, latestCreatedAt: thread.latestCreatedAt.toISOString() });
@@ -216,9 +219,7 @@ export async function expire(url: string, options: ExpireOptions, out: Output): 
     // The question and the bar need a total: count the idle threads first, unless neither is shown.
     let total = 0;
     if (!options.yes || progressShown(out.io, options.progress)) {
-      for await (const thread of saver.listThreads()) {
-        if (!thread.pinned && thread.latestCreatedAt.getTime() < idleSince.getTime()) total++;
-      }
+      total = await saver.expireThreads({ idleSince, strategy, dryRun: true });
     }
     const verb = strategy === "delete" ? "delete" : "prune";
     await confirmDeletion(

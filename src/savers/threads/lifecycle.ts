@@ -25,6 +25,13 @@ export interface ExpireThreadsOptions {
   batchSize?: number;
   /** Called after each batch with the number of threads handled so far. */
   onProgress?: (progress: { threads: number }) => void;
+  /**
+   * Changes nothing: returns how many threads a run would handle now and passes each to
+   * `onThread`, found by the same rule (what the command line's `expire --dry-run` lists).
+   */
+  dryRun?: boolean;
+  /** With `dryRun`: called with each thread a run would handle. */
+  onThread?: (threadId: string) => void;
 }
 
 /**
@@ -169,7 +176,7 @@ export class ThreadLifecycle {
   }
 
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
-    const { idleSince, strategy = "delete", batchSize = 100, onProgress } = options ?? {};
+    const { idleSince, strategy = "delete", batchSize = 100, onProgress, dryRun = false, onThread } = options ?? {};
     if (!(idleSince instanceof Date) || Number.isNaN(idleSince.getTime())) {
       throw new InvalidInputError("expireThreads: idleSince must be a valid Date");
     }
@@ -186,6 +193,11 @@ export class ThreadLifecycle {
     const cutoff = this.dialect.epochMillis(idleSince.getTime());
     let touched = 0;
     for await (const batch of this.sweeper.idleBatches(cutoff, batchSize)) {
+      if (dryRun) {
+        for (const threadId of batch) onThread?.(threadId);
+        touched += batch.length;
+        continue;
+      }
       let handled = 0;
       for (const threadId of batch) {
         const outcome = await this.sweeper.handle({ threadId, cutoff }, { strategy, keepLast: 1 });
