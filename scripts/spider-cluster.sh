@@ -22,6 +22,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 log() { echo "[spider] $*" >&2; }
 # shellcheck source=scripts/apt-install.sh
 . "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+# shellcheck source=scripts/mariadb-wait.sh
+. "$(dirname "${BASH_SOURCE[0]}")/mariadb-wait.sh"
 
 ensure_packages() {
   local missing=()
@@ -46,16 +48,7 @@ launch() {
   mariadbd --no-defaults --datadir="$home/data" --user=root --bind-address=127.0.0.1 --port="$port" \
     --socket="$home/sock" --pid-file="$home/pid" --innodb-flush-log-at-trx-commit=2 --max-connections=300 \
     --max-allowed-packet=256M --innodb-buffer-pool-size=64M --log-error="$home/log" "$@" >>"$home/out" 2>&1 &
-  local pid=$!
-  # Up to two minutes (a first start creates InnoDB's files, slow on a loaded machine), unless the server exits.
-  for _ in $(seq 1 600); do
-    mariadb --no-defaults -uroot --socket="$home/sock" -e "select 1" >/dev/null 2>&1 && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  log "$name did not start on port $port; its log:"
-  tail -20 "$home/log" >&2 || true
-  return 1
+  wait_for_mariadb "[spider] $name (port $port)" "$home/sock" $! "$home/log"
 }
 
 sql_on() { local name=$1; shift; mariadb --no-defaults -uroot --socket="$DIR/$name/sock" -e "$*"; }

@@ -14,6 +14,8 @@ MYSQL_PORT=${MYSQL_PORT:-53306}
 log() { echo "[databases] $*" >&2; }
 # shellcheck source=scripts/apt-install.sh
 . "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+# shellcheck source=scripts/mariadb-wait.sh
+. "$(dirname "${BASH_SOURCE[0]}")/mariadb-wait.sh"
 
 pg_bin() {
   local d
@@ -53,18 +55,7 @@ start_mariadb() {
     --port="$MYSQL_PORT" --socket="$work/mysql/sock" --pid-file="$work/mysql/pid" \
     --innodb-flush-log-at-trx-commit=2 --max-connections=300 --max-allowed-packet=256M \
     --log-error="$work/mysql/log" &
-  local pid=$! ready=""
-  # Up to two minutes: InnoDB creates its files at the first start, which a loaded machine slows down.
-  for _ in $(seq 1 600); do
-    if mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "select 1" >/dev/null 2>&1; then ready=1; break; fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if [ -z "$ready" ]; then
-    log "MariaDB did not start; its log:"
-    tail -20 "$work/mysql/log" >&2 || true
-    return 1
-  fi
+  wait_for_mariadb "[databases] MariaDB" "$work/mysql/sock" $! "$work/mysql/log"
   mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "
     create database langgraph character set utf8mb4;
     create user 'langgraph'@'127.0.0.1' identified by 'langgraph';
