@@ -9,10 +9,11 @@ import { InvalidInputError } from "../errors.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { mysqlLiteralLength } from "../sql/mysql-literals.js";
-import { type CompiledQuery, isBound, type Statement } from "../sql/statements.js";
+import { type CompiledQuery, isBound, type Statement, statementCombiner } from "../sql/statements.js";
 import { errorChain, insertValues, retryOnConflict, settleIn } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
+import { compoundUnit, isFailedPrecondition, runsCompoundStatements } from "./mysql-compound.js";
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
 import { mysqlMigrationSteps } from "./mysql-migrations.js";
 import { flushTableCache, isBrokenTriggerCache } from "./mysql-trigger-cache.js";
@@ -102,7 +103,19 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
 /** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
 export const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
 
-export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables): Dialect {
+export interface MySqlDialectOptions {
+  /**
+   * Whether write units go as one compound statement; by default, when the server is
+   * MariaDB. False keeps MySQL's interactive transaction (tests run it on MariaDB).
+   */
+  compoundStatements?: boolean;
+}
+
+export function mysqlDialect(
+  executor: Executor,
+  tables: MySqlCheckpointTables,
+  options: MySqlDialectOptions = {},
+): Dialect {
   // Tables given without the metadata side table (recipe A) filter other keys without it.
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads, checkpointMetadata } = tables;
   const columns = {
@@ -129,9 +142,12 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
   // say so clearly instead of letting the server drop the connection mid-write.
   let maxPacket: Promise<number> | undefined;
   async function checkPacketSize(queries: CompiledQuery[]): Promise<void> {
-    const size = queries
-      .flatMap((query) => query.params)
-      .reduce((total: number, param) => total + mysqlLiteralLength(param), 0);
+    // A unit may go as one compound statement: its texts and values in one packet.
+    let size = 0;
+    for (const query of queries) {
+      size += query.sql.length;
+      for (const param of query.params) size += mysqlLiteralLength(param);
+    }
     if (size < 1024 * 1024) return;
     maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
     const limit = await maxPacket;
@@ -140,6 +156,21 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
         `this write needs a MySQL packet of about ${size} bytes, more than the server's max_allowed_packet (${limit}): raise max_allowed_packet`,
       );
     }
+  }
+
+  const combine = statementCombiner();
+  /** Whether the server runs a write unit as one compound statement (MariaDB); asked once, at the first unit. */
+  let compound: Promise<boolean> | undefined;
+  function compoundStatements(): Promise<boolean> {
+    if (options.compoundStatements !== undefined) return Promise.resolve(options.compoundStatements);
+    compound ??= query(sql`select @@version as version`).then(
+      ([row]) => runsCompoundStatements(row?.version),
+      (error: unknown) => {
+        compound = undefined;
+        throw error;
+      },
+    );
+    return compound;
   }
 
   async function query(statement: Statement, runner: Runner = executor): Promise<Row[]> {
@@ -202,6 +233,13 @@ export function mysqlDialect(executor: Executor, tables: MySqlCheckpointTables):
       if (!precondition && statements.length === 1) {
         // Two upserts of one new key can deadlock each other too; the victim's statement is undone whole.
         await retryingWrite(() => executor.run(statements[0]));
+        return;
+      }
+      if (!precondition?.claim && (await compoundStatements())) {
+        const unit = compoundUnit(combine, statements, precondition && lockInShareMode(precondition.rows));
+        await retryingWrite(() => executor.run(unit)).catch((error: unknown) => {
+          throw precondition && isFailedPrecondition(error) ? precondition.failure() : error;
+        });
         return;
       }
       await transaction(async (tx) => {

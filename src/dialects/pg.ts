@@ -8,7 +8,7 @@ import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { filterDocument } from "../sql/json.js";
-import { type Bound, isBound, LruCache, type Statement } from "../sql/statements.js";
+import { statementCombiner } from "../sql/statements.js";
 import { chainBaseBlobs, errorChain, onConflictInsert, retryOnConflict, settleIn } from "./common-sql.js";
 import type { Dialect, MetadataTable, MigrationOptions } from "./dialect.js";
 import {
@@ -55,31 +55,6 @@ export const isConflict = (error: unknown) => {
   return code === "40P01" || code === "40001";
 };
 
-/**
- * Statements combined into one SQL text by `build`. When every part is a template,
- * so is the result, made once per combination.
- */
-function combiner(): (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement {
-  const ids = new WeakMap<SQL, number>();
-  const combined = new LruCache<SQL>(200);
-  let nextId = 0;
-  const idOf = (template: SQL) => {
-    let id = ids.get(template);
-    if (id === undefined) {
-      id = nextId++;
-      ids.set(template, id);
-    }
-    return id;
-  };
-  return (kind, parts, build) => {
-    const sqls = parts.map((part) => (isBound(part) ? part.template : part));
-    const values = Object.assign({}, ...parts.map((part) => (isBound(part) ? part.values : {})));
-    if (!parts.every(isBound)) return { template: build(sqls), values };
-    const key = `${kind}:${parts.map((part) => idOf((part as Bound).template)).join(",")}`;
-    return { template: combined.get(key, () => build(sqls)), values };
-  };
-}
-
 export function pgDialect(executor: Executor, tables: PgCheckpointTables): Dialect {
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
   const columns = {
@@ -113,7 +88,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
       where jsonb_exists(${filter}, e.key)) = ${filter})`;
   };
 
-  const combine = combiner();
+  const combine = statementCombiner();
   /** The schema named by the tables (the saver's `schema` option); else they follow search_path. */
   const tablesSchema = getTableConfig(checkpoints).schema;
   const schemaOf = async (options: MigrationOptions, runner: Runner = executor) =>

@@ -27,6 +27,31 @@ export interface CompiledQuery {
 export const isBound = (statement: Statement): statement is Bound => !is(statement, SQL);
 
 /**
+ * Statements combined into one SQL text by `build`. When every part is a template,
+ * so is the result, made once per combination.
+ */
+export function statementCombiner(): (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement {
+  const ids = new WeakMap<SQL, number>();
+  const combined = new LruCache<SQL>(200);
+  let nextId = 0;
+  const idOf = (template: SQL) => {
+    let id = ids.get(template);
+    if (id === undefined) {
+      id = nextId++;
+      ids.set(template, id);
+    }
+    return id;
+  };
+  return (kind, parts, build) => {
+    const sqls = parts.map((part) => (isBound(part) ? part.template : part));
+    const values = Object.assign({}, ...parts.map((part) => (isBound(part) ? part.values : {})));
+    if (!parts.every(isBound)) return { template: build(sqls), values };
+    const key = `${kind}:${parts.map((part) => idOf((part as Bound).template)).join(",")}`;
+    return { template: combined.get(key, () => build(sqls)), values };
+  };
+}
+
+/**
  * Where a compiled template's parameter comes from: a placeholder's value by name
  * (through the column's encoder when the placeholder was a column's value), or the
  * parameter itself. Worked out once per template, so a call does no `is` checks.
