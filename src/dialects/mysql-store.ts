@@ -6,7 +6,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { MYSQL_STORE_KEY_BYTES, MYSQL_STORE_PATH_BYTES, type MySqlStoreTables } from "../schema/mysql.js";
 import type { Executor } from "../sql/executor.js";
 import { insertValues } from "./common-sql.js";
-import { isConflict } from "./mysql.js";
+import { isConflict } from "./mysql-units.js";
 import { op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
 import type { FieldKind, StoreDialect, ValueField } from "./store-dialect.js";
 

@@ -1,22 +1,19 @@
 /**
  * The MySQL and MariaDB dialect: namespaces and task ids keyed by their SHA-256, metadata
- * filters through JSON paths both servers accept, and write units run again when InnoDB
- * picks them as deadlock victims or a cached table instance lost its triggers.
+ * filters through JSON paths both servers accept; its write units run as mysql-units.ts
+ * says (one compound statement on MariaDB).
  */
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
-import { InvalidInputError } from "../errors.js";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Executor, Runner } from "../sql/executor.js";
-import { mysqlLiteralLength } from "../sql/mysql-literals.js";
-import { type CompiledQuery, isBound, type Statement, statementCombiner } from "../sql/statements.js";
-import { errorChain, insertValues, retryOnConflict, settleIn } from "./common-sql.js";
+import type { Statement } from "../sql/statements.js";
+import { insertValues } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { allOf, type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
-import { compoundUnit, isFailedPrecondition, runsCompoundStatements } from "./mysql-compound.js";
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
 import { mysqlMigrationSteps } from "./mysql-migrations.js";
-import { flushTableCache, isBrokenTriggerCache } from "./mysql-trigger-cache.js";
+import { type MySqlUnitOptions, mysqlUnits } from "./mysql-units.js";
 import {
   deleteEmptyThread,
   lockThreadRow,
@@ -100,21 +97,10 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
   return sql`${insertValues(table, columns, rows)} on duplicate key update ${assignments}`;
 }
 
-/** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
-export const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
-
-export interface MySqlDialectOptions {
-  /**
-   * Whether write units go as one compound statement; by default, when the server is
-   * MariaDB. False keeps MySQL's interactive transaction (tests run it on MariaDB).
-   */
-  compoundStatements?: boolean;
-}
-
 export function mysqlDialect(
   executor: Executor,
   tables: MySqlCheckpointTables,
-  options: MySqlDialectOptions = {},
+  options: MySqlUnitOptions = {},
 ): Dialect {
   // Tables given without the metadata side table (recipe A) filter other keys without it.
   const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads, checkpointMetadata } = tables;
@@ -138,41 +124,6 @@ export function mysqlDialect(
     [checkpointWrites.taskId, checkpointWrites.taskHash],
   ]);
 
-  // Values go as hex literals (see mysql-literals.ts), so a statement is about twice its binary values:
-  // say so clearly instead of letting the server drop the connection mid-write.
-  let maxPacket: Promise<number> | undefined;
-  async function checkPacketSize(queries: CompiledQuery[]): Promise<void> {
-    // A unit may go as one compound statement: its texts and values in one packet.
-    let size = 0;
-    for (const query of queries) {
-      size += query.sql.length;
-      for (const param of query.params) size += mysqlLiteralLength(param);
-    }
-    if (size < 1024 * 1024) return;
-    maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
-    const limit = await maxPacket;
-    if (size > limit) {
-      throw new InvalidInputError(
-        `this write needs a MySQL packet of about ${size} bytes, more than the server's max_allowed_packet (${limit}): raise max_allowed_packet`,
-      );
-    }
-  }
-
-  const combine = statementCombiner();
-  /** Whether the server runs a write unit as one compound statement (MariaDB); asked once, at the first unit. */
-  let compound: Promise<boolean> | undefined;
-  function compoundStatements(): Promise<boolean> {
-    if (options.compoundStatements !== undefined) return Promise.resolve(options.compoundStatements);
-    compound ??= query(sql`select @@version as version`).then(
-      ([row]) => runsCompoundStatements(row?.version),
-      (error: unknown) => {
-        compound = undefined;
-        throw error;
-      },
-    );
-    return compound;
-  }
-
   async function query(statement: Statement, runner: Runner = executor): Promise<Row[]> {
     const rows = await runner.all(statement);
     // Ids are VARBINARY (see the schema) and come back as bytes, also where a UNION
@@ -185,80 +136,15 @@ export function mysqlDialect(
     return rows;
   }
 
-  /**
-   * A write unit, run again when InnoDB chose it as a deadlock victim (rolled back whole),
-   * and once more after a broken table instance was flushed (see isBrokenTriggerCache).
-   */
-  function retryingWrite<T>(run: () => Promise<T>): Promise<T> {
-    return retryOnConflict(isConflict, async () => {
-      try {
-        return await run();
-      } catch (error) {
-        if (!isBrokenTriggerCache(error)) throw error;
-        await flushTableCache(executor, checkpoints, error);
-        return run();
-      }
-    });
-  }
-
-  function transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
-    return retryingWrite(() => executor.transaction(work));
-  }
-
-  /** The precondition's rows, share-locked; built once per template. */
-  const shareLocked = new WeakMap<SQL, SQL>();
-  const lockInShareMode = (rows: Statement): Statement => {
-    if (!isBound(rows)) return sql`${rows} lock in share mode`;
-    let template = shareLocked.get(rows.template);
-    if (!template) {
-      template = sql`${rows.template} lock in share mode`;
-      shareLocked.set(rows.template, template);
-    }
-    return { template, values: rows.values };
-  };
-
-  /** The precondition's rows, locked for this transaction alone; rows another holds are skipped. */
-  const claimLocked = (rows: Statement): Statement =>
-    isBound(rows)
-      ? { template: sql`${rows.template} for update skip locked`, values: rows.values }
-      : sql`${rows} for update skip locked`;
+  const units = mysqlUnits(executor, query, checkpoints, options);
 
   return {
     name: "mysql",
     columns,
     executor,
     query: (statement) => query(statement),
-    async atomically(statements, precondition) {
-      await checkPacketSize(statements.map((statement) => executor.compile(statement)));
-      if (!precondition && statements.length === 1) {
-        // Two upserts of one new key can deadlock each other too; the victim's statement is undone whole.
-        await retryingWrite(() => executor.run(statements[0]));
-        return;
-      }
-      if (!precondition?.claim && (await compoundStatements())) {
-        const unit = compoundUnit(combine, statements, precondition && lockInShareMode(precondition.rows));
-        await retryingWrite(() => executor.run(unit)).catch((error: unknown) => {
-          throw precondition && isFailedPrecondition(error) ? precondition.failure() : error;
-        });
-        return;
-      }
-      await transaction(async (tx) => {
-        if (precondition) {
-          const locked = await tx.all(
-            precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows),
-          );
-          if (locked.length === 0) throw precondition.failure();
-        }
-        for (const statement of statements) await tx.run(statement);
-      });
-    },
-    async atomicallyUntilSettled(statements, unit) {
-      await transaction((tx) =>
-        settleIn(tx, statements, unit, (precondition) =>
-          precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows),
-        ),
-      );
-    },
+    atomically: units.atomically,
+    atomicallyUntilSettled: units.atomicallyUntilSettled,
     threadPut: (values) => [
       mysqlThreadLock(columns.threads, threadSql, values),
       mysqlThreadPut(columns.threads, columns.checkpoints, threadSql, values),
@@ -267,7 +153,7 @@ export function mysqlDialect(
     putTime: (threadId) =>
       sql`(select ${checkpointThreads.updatedAt} from ${checkpointThreads} where ${checkpointThreads.threadId} = ${threadId})`,
     refreshThread: (threadId) =>
-      transaction(async (tx) => {
+      units.transaction(async (tx) => {
         // Its lock waits for a put in progress; INSERT ... SELECT then reads the newest rows.
         await tx.all(lockThreadRow(columns.threads, threadId));
         await tx.run(mysqlThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));

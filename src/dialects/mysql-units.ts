@@ -1,0 +1,177 @@
+/**
+ * How the MySQL dialect runs a write unit. On MariaDB a unit is one compound statement
+ * (`BEGIN NOT ATOMIC ... END`): its transaction, the precondition's locking read and its
+ * statements reach the server in one round trip, where a transaction through mysql2
+ * costs one per statement (a put was eight). MySQL has no compound statements outside
+ * stored programs: there, and for claims, the unit is an interactive transaction. Either
+ * way a deadlock victim runs again, as does a unit refused by a broken table instance.
+ */
+import { type SQL, sql, type Table } from "drizzle-orm";
+import { InvalidInputError } from "../errors.js";
+import type { Executor, Runner } from "../sql/executor.js";
+import { mysqlLiteralLength } from "../sql/mysql-literals.js";
+import { type CompiledQuery, isBound, type Statement, statementCombiner } from "../sql/statements.js";
+import { errorChain, retryOnConflict, settleIn } from "./common-sql.js";
+import type { Dialect, Precondition, Row } from "./dialect.js";
+import { flushTableCache, isBrokenTriggerCache } from "./mysql-trigger-cache.js";
+
+/** InnoDB's deadlock victim (1213), also under drizzle's DrizzleQueryError wrapper. */
+export const isConflict = (error: unknown) => [...errorChain(error)].some((e) => e.errno === 1213);
+
+/** The message a compound unit signals with when the precondition's rows are gone (SQLSTATE 45000, user-defined). */
+const PRECONDITION_FAILED = "langgraph-checkpoint-drizzle: precondition failed";
+
+const isFailedPrecondition = (error: unknown) =>
+  [...errorChain(error)].some((e) => e.sqlState === "45000" && e.sqlMessage === PRECONDITION_FAILED);
+
+/** Values go as hex literals (see mysql-literals.ts): a unit is about twice its binary values, in one packet. */
+const LARGE_UNIT = 1024 * 1024;
+
+export interface MySqlUnitOptions {
+  /**
+   * Whether write units go as one compound statement; by default, when the server is
+   * MariaDB. False keeps MySQL's interactive transaction (tests run it on MariaDB).
+   */
+  compoundStatements?: boolean;
+}
+
+type Units = Pick<Dialect, "atomically" | "atomicallyUntilSettled"> & {
+  transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
+};
+
+/**
+ * The write units of a MySQL dialect over `executor`; `query` reads rows as the dialect
+ * does, `checkpoints` is the table whose cached instance a repair flushes.
+ */
+export function mysqlUnits(
+  executor: Executor,
+  query: (statement: Statement) => Promise<Row[]>,
+  checkpoints: Table,
+  options: MySqlUnitOptions = {},
+): Units {
+  // Say so clearly instead of letting the server drop the connection mid-write.
+  let maxPacket: Promise<number> | undefined;
+  async function checkPacketSize(queries: CompiledQuery[]): Promise<void> {
+    let size = 0;
+    for (const compiled of queries) {
+      size += compiled.sql.length;
+      for (const param of compiled.params) size += mysqlLiteralLength(param);
+    }
+    if (size < LARGE_UNIT) return;
+    maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
+    const limit = await maxPacket;
+    if (size > limit) {
+      throw new InvalidInputError(
+        `this write needs a MySQL packet of about ${size} bytes, more than the server's max_allowed_packet (${limit}): raise max_allowed_packet`,
+      );
+    }
+  }
+
+  /** Whether the server runs compound statements outside stored programs (MariaDB); asked once, at the first unit. */
+  let compound: Promise<boolean> | undefined;
+  function compoundStatements(): Promise<boolean> {
+    if (options.compoundStatements !== undefined) return Promise.resolve(options.compoundStatements);
+    compound ??= query(sql`select @@version as version`).then(
+      ([row]) => /mariadb/i.test(String(row?.version)),
+      (error: unknown) => {
+        compound = undefined;
+        throw error;
+      },
+    );
+    return compound;
+  }
+
+  /**
+   * A write unit, run again when InnoDB chose it as a deadlock victim (rolled back whole),
+   * and once more after a broken table instance was flushed (see isBrokenTriggerCache).
+   */
+  function retryingWrite<T>(run: () => Promise<T>): Promise<T> {
+    return retryOnConflict(isConflict, async () => {
+      try {
+        return await run();
+      } catch (error) {
+        if (!isBrokenTriggerCache(error)) throw error;
+        await flushTableCache(executor, checkpoints, error);
+        return run();
+      }
+    });
+  }
+
+  function transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
+    return retryingWrite(() => executor.transaction(work));
+  }
+
+  /** The precondition's rows, share-locked; built once per template. */
+  const shareLocked = new WeakMap<SQL, SQL>();
+  const lockInShareMode = (rows: Statement): Statement => {
+    if (!isBound(rows)) return sql`${rows} lock in share mode`;
+    let template = shareLocked.get(rows.template);
+    if (!template) {
+      template = sql`${rows.template} lock in share mode`;
+      shareLocked.set(rows.template, template);
+    }
+    return { template, values: rows.values };
+  };
+
+  /** The precondition's rows, locked for this transaction alone; rows another holds are skipped. */
+  const claimLocked = (rows: Statement): Statement =>
+    isBound(rows)
+      ? { template: sql`${rows.template} for update skip locked`, values: rows.values }
+      : sql`${rows} for update skip locked`;
+  const locked = (precondition: Precondition) =>
+    precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows);
+
+  /**
+   * The unit as one compound statement. Any error rolls the transaction back and is raised
+   * again unchanged (a deadlock victim keeps errno 1213); a precondition whose rows are
+   * gone signals PRECONDITION_FAILED before anything is written. The transaction is set to
+   * READ COMMITTED, as the interactive path sets it.
+   */
+  const combine = statementCombiner();
+  const compoundUnit = (statements: Statement[], check?: Statement): Statement =>
+    combine(check ? "compound-checked" : "compound", check ? [check, ...statements] : statements, (sqls) =>
+      sql.join(
+        [
+          sql.raw("begin not atomic"),
+          sql.raw("declare exit handler for sqlexception begin rollback; resignal; end;"),
+          sql.raw("set transaction isolation level read committed;"),
+          sql.raw("start transaction;"),
+          ...(check
+            ? [
+                sql`if not exists (${sqls[0]}) then signal sqlstate '45000' set message_text = ${sql.raw(`'${PRECONDITION_FAILED}'`)}; end if;`,
+              ]
+            : []),
+          ...sqls.slice(check ? 1 : 0).map((write) => sql`${write};`),
+          sql.raw("commit;"),
+          sql.raw("end"),
+        ],
+        sql`\n`,
+      ),
+    );
+
+  return {
+    transaction,
+    async atomically(statements, precondition) {
+      await checkPacketSize(statements.map((statement) => executor.compile(statement)));
+      if (!precondition && statements.length === 1) {
+        // Two upserts of one new key can deadlock each other too; the victim's statement is undone whole.
+        await retryingWrite(() => executor.run(statements[0]));
+        return;
+      }
+      if (!precondition?.claim && (await compoundStatements())) {
+        const unit = compoundUnit(statements, precondition && lockInShareMode(precondition.rows));
+        await retryingWrite(() => executor.run(unit)).catch((error: unknown) => {
+          throw precondition && isFailedPrecondition(error) ? precondition.failure() : error;
+        });
+        return;
+      }
+      await transaction(async (tx) => {
+        if (precondition && (await tx.all(locked(precondition))).length === 0) throw precondition.failure();
+        for (const statement of statements) await tx.run(statement);
+      });
+    },
+    async atomicallyUntilSettled(statements, unit) {
+      await transaction((tx) => settleIn(tx, statements, unit, locked));
+    },
+  };
+}
