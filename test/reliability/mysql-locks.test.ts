@@ -19,7 +19,7 @@ type Statements = string[];
 
 /**
  * The statements a logged call runs, one by one: on MariaDB a write unit is one compound
- * statement (src/dialects/mysql-compound.ts), whose transaction and writes are taken
+ * statement (src/dialects/mysql-units.ts), whose transaction and writes are taken
  * apart here so they can be replayed interleaved with another's (its precondition
  * check becomes the locking read it holds).
  */
