@@ -27,6 +27,15 @@ const isFailedPrecondition = (error: unknown) =>
 /** Values go as hex literals (see mysql-literals.ts): a unit is about twice its binary values, in one packet. */
 const LARGE_UNIT = 1024 * 1024;
 
+/**
+ * Whether a server of this `@@version` runs `BEGIN NOT ATOMIC` outside stored programs:
+ * MariaDB from 10.1 (also as some proxies report it, behind the "5.5.5-" of its handshake).
+ */
+export function runsCompoundStatements(version: string): boolean {
+  const [, major, minor] = /^(\d+)\.(\d+)/.exec(version.replace(/^5\.5\.5-/, "")) ?? [];
+  return /mariadb/i.test(version) && (Number(major) > 10 || (Number(major) === 10 && Number(minor) >= 1));
+}
+
 export interface MySqlUnitOptions {
   /**
    * Whether write units go as one compound statement; by default, when the server is
@@ -72,7 +81,7 @@ export function mysqlUnits(
   function compoundStatements(): Promise<boolean> {
     if (options.compoundStatements !== undefined) return Promise.resolve(options.compoundStatements);
     compound ??= query(sql`select @@version as version`).then(
-      ([row]) => /mariadb/i.test(String(row?.version)),
+      ([row]) => runsCompoundStatements(String(row?.version)),
       (error: unknown) => {
         compound = undefined;
         throw error;

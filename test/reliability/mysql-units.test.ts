@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
 import { mysqlDialect } from "../../src/dialects/mysql.js";
+import { runsCompoundStatements } from "../../src/dialects/mysql-units.js";
 import type { DrizzleSaver } from "../../src/index.js";
 import * as mysqlSchema from "../../src/schema/mysql.js";
 import { freshSaver } from "../helpers/databases.js";
@@ -120,5 +121,21 @@ describe.each([
       ]);
     await Promise.all([unit(1, 2), unit(2, 1)]);
     expect(await values()).toEqual(before.map(([id, v]) => [id, v + 2]));
+  });
+});
+
+describe("mysql: which servers get compound units", () => {
+  it("MariaDB from 10.1 (BEGIN NOT ATOMIC outside stored programs); MySQL and older MariaDB keep the transaction", () => {
+    const versions = {
+      "10.11.19-MariaDB-0+deb12u1": true,
+      "11.4.2-MariaDB": true,
+      "10.1.48-MariaDB-0+deb9u2": true,
+      "5.5.5-10.11.6-MariaDB": true,
+      "10.0.38-MariaDB": false,
+      "8.0.36": false,
+      "8.4.0-0ubuntu0.24.04.1": false,
+      "5.7.25-TiDB-v7.5.0": false,
+    };
+    expect(Object.fromEntries(Object.keys(versions).map((v) => [v, runsCompoundStatements(v)]))).toEqual(versions);
   });
 });
