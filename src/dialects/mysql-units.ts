@@ -24,7 +24,10 @@ const PRECONDITION_FAILED = "langgraph-checkpoint-drizzle: precondition failed";
 const isFailedPrecondition = (error: unknown) =>
   [...errorChain(error)].some((e) => e.sqlState === "45000" && e.sqlMessage === PRECONDITION_FAILED);
 
-/** Values go as hex literals (see mysql-literals.ts): a unit is about twice its binary values, in one packet. */
+/**
+ * Values go as hex literals (see mysql-literals.ts), so a unit is about twice its binary
+ * values. Smaller units skip asking the server: every default max_allowed_packet is larger.
+ */
 const LARGE_UNIT = 1024 * 1024;
 
 /**
