@@ -93,19 +93,32 @@ describe.each([
     expect(await values()).toEqual(before.map(([id, v]) => [id, v + 100]));
   });
 
-  it("share-locks the precondition's rows: a delete of them waits until the unit committed", async () => {
+  it("holds the precondition's rows locked until the unit ends", async () => {
     await executor().run(sql`insert into unit_rows values (5, 0)`);
     const raw = await openRaw("mysql", url);
     try {
-      const events: string[] = [];
+      let ended = false;
       const unit = dialect
-        .atomically([sql`do sleep(0.5)`, sql`update unit_rows set v = v + 1 where id = 1`], exists(5))
-        .then(() => events.push("unit committed"));
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      await raw.query("delete from unit_rows where id = 5");
-      events.push("row deleted");
+        .atomically([sql`do sleep(1)`, sql`update unit_rows set v = v + 1 where id = 1`], exists(5))
+        .finally(() => {
+          ended = true;
+        });
+      // Another connection's locking read of the row, refused at once (ER_LOCK_WAIT_TIMEOUT)
+      // while a lock is held on it: seen in flight, whatever the load delays.
+      let held = false;
+      while (!ended && !held) {
+        held = await raw.query("select id from unit_rows where id = 5 for update nowait").then(
+          () => false,
+          (error: { errno?: number }) => {
+            if (error.errno !== 1205) throw error;
+            return true;
+          },
+        );
+      }
       await unit;
-      expect(events).toEqual(["unit committed", "row deleted"]);
+      expect(held).toBe(true);
+      expect(await raw.query("select id from unit_rows where id = 5 for update nowait")).toEqual([{ id: 5 }]);
+      await raw.query("delete from unit_rows where id = 5");
     } finally {
       await raw.close();
     }
