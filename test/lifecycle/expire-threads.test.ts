@@ -243,6 +243,7 @@ describe.each(DIALECTS)("expireThreads on %s", (dialect: DialectName) => {
         onThread: (threadId) => named.push(threadId),
       });
       expect({ count, named }).toEqual({ count: 1, named: [old] });
+      expect(await saver.expireThreads({ idleSince: idleSince(120), dryRun: true })).toBe(1);
       expect(await dumpTables(raw)).toEqual(everything);
 
       expect(await expire(saver, { idleSince: idleSince(120) })).toEqual({ count: 1, progress: [1] });

@@ -191,6 +191,8 @@ export class ThreadLifecycle {
     // skipped, not waited for: a put in progress makes the thread active, and another process
     // expiring it handles it (waiting made concurrent expirers go in lockstep).
     const cutoff = this.dialect.epochMillis(idleSince.getTime());
+    // Counting needs no ids: one count over the same index range.
+    if (dryRun && !onThread) return this.sweeper.countIdle(cutoff);
     let touched = 0;
     for await (const batch of this.sweeper.idleBatches(cutoff, batchSize)) {
       if (dryRun) {

@@ -109,19 +109,24 @@ export class ThreadSweeper {
     }
     const rows = await this.dialect.query(sql`select ${as(t.threadId, "thread_id")},
         ${this.dialect.createdAtMillis(sql`${t.updatedAt}`)} as ${sql.identifier("updated_ms")}
-      from ${t.table} where ${t.updatedAt} < ${cutoff} and not ${t.pinned} and ${notStaging(t.threadId)}${after}
+      from ${t.table} where ${this.idleRows(cutoff)}${after}
       order by ${t.updatedAt}, ${t.threadId} limit ${sql.raw(String(limit))}`);
     return rows.map((row) => ({ threadId: row.thread_id as string, updatedAt: Number(row.updated_ms) }));
   }
 
-  /** How many threads are idle and unpinned now. */
+  /** How many threads are idle and unpinned as of `cutoff`: those `idleBatches` yields. */
   async countIdle(cutoff: SQL): Promise<number> {
     const t = this.dialect.columns.threads;
     const [row] = await this.dialect.query(
-      sql`select count(*) as ${sql.identifier("n")} from ${t.table}
-        where ${t.updatedAt} < ${cutoff} and not ${t.pinned} and ${notStaging(t.threadId)}`,
+      sql`select count(*) as ${sql.identifier("n")} from ${t.table} where ${this.idleRows(cutoff)}`,
     );
     return Number(row?.n ?? 0);
+  }
+
+  /** The thread rows a pass handles: not written since `cutoff`, not pinned, not an import's staging. */
+  private idleRows(cutoff: SQL): SQL {
+    const t = this.dialect.columns.threads;
+    return sql`${t.updatedAt} < ${cutoff} and not ${t.pinned} and ${notStaging(t.threadId)}`;
   }
 
   /**
