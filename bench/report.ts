@@ -211,11 +211,11 @@ export function renderResults(results: RunResults): string {
   out.push(...results.environment.map((line) => `- ${line}`), "");
   out.push(
     `Write path: ${formatNumber(config.threads)} threads x ${config.steps} steps = ${formatNumber(written)} checkpoints per saver, ` +
-      `${config.writers} concurrent writers, in ${config.rounds} rounds rotating through the savers. ` +
+      `${config.writers} concurrent writers, in ${config.rounds} rounds, the savers in a new random order each round. ` +
       `Reads at ${formatNumber(baseN ?? 0)}${largeN ? ` and ${formatNumber(largeN)}` : ""} checkpoints: ` +
-      `getTuple / list on random written threads (by id: a random checkpoint of the thread), interleaved across savers, ` +
+      `getTuple / list on random written threads (by id: a random checkpoint of the thread), interleaved across savers in a new random order for every sample, ` +
       `after 60 unmeasured calls of each (so every pooled connection runs its prepared statements with a cached plan), up to ${config.samples} samples each; ` +
-      `the filter after up to 60 unmeasured calls (at most 3 s per saver); filter: \`list({}, { filter: { user: "${results.filter.user}", step: ${results.filter.step} }, limit: 5 })\`.`,
+      `the filter after up to 60 unmeasured calls (at most 3 s per saver), interleaved the same way; filter: \`list({}, { filter: { user: "${results.filter.user}", step: ${results.filter.step} }, limit: 5 })\`.`,
     "",
   );
 

@@ -64,9 +64,21 @@ function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-function rotate<T>(items: T[], by: number): T[] {
-  const k = items.length === 0 ? 0 : by % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
+/**
+ * The savers in a new random order for every round or sample (seeded: runs repeat). In a
+ * fixed cyclic order each saver ran right after the same one every time, and which one
+ * came before moved a saver's read medians by up to 45% (BENCHMARKS.md, Method).
+ */
+function shuffledOrders<T>(items: readonly T[], seed: number): () => T[] {
+  const random = rng(seed);
+  return () => {
+    const order = [...items];
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j] as T, order[i] as T];
+    }
+    return order;
+  };
 }
 
 function command(): string {
@@ -185,9 +197,10 @@ async function ceilings(run: Run, workspace: Workspace): Promise<Ceiling[]> {
 async function writePath(run: Run): Promise<void> {
   const { config, subjects } = run;
   const perRound = Math.ceil(config.threads / config.rounds);
+  const order = shuffledOrders(subjects, 1);
   for (let round = 0; round < config.rounds; round++) {
     const threads = Array.from({ length: config.threads }, (_, i) => i).slice(round * perRound, (round + 1) * perRound);
-    for (const subject of rotate(subjects, round)) {
+    for (const subject of order()) {
       const result = run.results.get(subject.name) as SubjectResult;
       const ids = run.ids.get(subject.name) as Map<number, string[]>;
       const total = threads.length * config.steps;
@@ -276,13 +289,14 @@ async function latencies(run: Run, subjects: Subject[], size: Size): Promise<voi
     position: Math.floor(random() * config.steps),
   }));
   const spent = new Map<string, number>(subjects.map((s) => [s.name, 0]));
+  const order = shuffledOrders(subjects, 2);
   const wants = (subject: Subject, i: number) =>
     i < warmup + MIN_LATENCY_SAMPLES || (spent.get(subject.name) ?? 0) < LATENCY_BUDGET_MS;
   let done = 0;
   const stop = every(2000, () => progress(`[latency ${size}] sample ${done}/${picks.length}`));
   try {
     for (const [i, pick] of picks.entries()) {
-      for (const subject of rotate(subjects, i)) {
+      for (const subject of order()) {
         if (!wants(subject, i)) continue;
         const reads = readResult(run, subject, size);
         const thread_id = threadIdOf(pick.thread);
@@ -369,11 +383,12 @@ async function measureFilter(
     const n = samples.get(subject.name)?.length ?? 0;
     return n < 3 || (n < run.config.filterSamples && (spent.get(subject.name) ?? 0) < FILTER_BUDGET_MS);
   };
+  const order = shuffledOrders(subjects, 3);
   let round = 0;
   const stop = every(2000, () => progress(`[filter ${which}] round ${round + 1}`));
   try {
     for (; subjects.some(wants); round++) {
-      for (const subject of rotate(subjects, round)) {
+      for (const subject of order()) {
         if (!wants(subject)) continue;
         const elapsed = await filterOnce(subject, filter);
         samples.get(subject.name)?.push(elapsed);
