@@ -6,26 +6,35 @@
  *
  * A hit requires the same stored type, the same place and byte-identical sealed bytes, so
  * it returns exactly what opening would; anything else misses and is opened (and checked)
- * as usual. Bounded in bytes, oldest out first unless read since (second chance);
- * `cacheBytes: 0` turns it off.
+ * as usual. `cacheBytes: 0` turns it off.
+ *
+ * The bytes live in a ring of chunks (cacheBytes in all, each allocated when first
+ * written), filled in turn: coming back to a chunk drops the values it held, except those
+ * read since they were last passed over, which move to its front (second chance). A few
+ * large allocations rather than one per value: one each cost more in allocation and
+ * garbage collection than the cipher set-up a hit spares (about 3 µs per value remembered).
  */
 
-/** What one entry holds: the sealed value as stored and what it opens to. */
+/** What one entry is: the sealed value as stored (in its chunk) and what it opens to (right after it). */
 interface OpenedValue {
   storedType: string;
   place: readonly string[];
-  sealed: Buffer;
   type: string;
-  plain: Buffer;
-  size: number;
+  chunk: number;
+  start: number;
+  sealedLength: number;
+  plainLength: number;
   key: number;
-  /** Read since it was last passed over for eviction (second chance: a hit costs no reordering). */
+  /** Read since it was last passed over (second chance: a hit costs no reordering). */
   used: boolean;
 }
 
-/** Per-entry bookkeeping beyond the two byte arrays (strings, the map's slot), roughly. */
-const ENTRY_OVERHEAD = 256;
 const TAG_BYTES = 16;
+/** The largest chunk; there are at least MIN_CHUNKS, so a pass drops at most an eighth of what is held. */
+const MAX_CHUNK_BYTES = 1024 * 1024;
+const MIN_CHUNKS = 8;
+/** Per-entry bookkeeping beyond its bytes (the entry, its copy of the place, its map slot), roughly: bounds the count. */
+const ENTRY_OVERHEAD = 256;
 
 function samePlace(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
@@ -38,87 +47,115 @@ function samePlace(a: readonly string[], b: readonly string[]): boolean {
  * cheap map key (V8 keeps it unboxed). Two values sharing it are told apart by comparing
  * type, place and bytes; the newer one takes the slot.
  */
-function tagKey(sealed: Buffer): number {
-  return sealed.readUInt32LE(sealed.length - TAG_BYTES) & 0x3fffffff;
+function tagKey(sealed: Uint8Array): number {
+  const end = sealed.length - TAG_BYTES;
+  return (sealed[end] | (sealed[end + 1] << 8) | (sealed[end + 2] << 16) | (sealed[end + 3] << 24)) & 0x3fffffff;
 }
 
 export class OpenedValues {
   /** By tagKey. */
   private readonly entries = new Map<number, OpenedValue>();
-  /**
-   * Eviction order, oldest from `head` on: its own queue, since taking the first entry of a
-   * Map that keeps losing its first entries walks over their tombstones each time.
-   */
-  private order: (OpenedValue | undefined)[] = [];
-  private head = 0;
+  private readonly chunks: Buffer[] = [];
+  /** The entries written into each chunk, in the order written. */
+  private readonly residents: OpenedValue[][] = [];
+  private readonly chunkCount: number;
+  private readonly chunkBytes: number;
+  private readonly maxEntries: number;
+  /** The chunk being filled, and its first free byte. */
+  private current = 0;
+  private offset = 0;
   private bytes = 0;
   private hits = 0;
   private misses = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    this.chunkCount = Math.max(MIN_CHUNKS, Math.ceil(maxBytes / MAX_CHUNK_BYTES));
+    this.chunkBytes = Math.floor(maxBytes / this.chunkCount);
+    this.maxEntries = Math.floor(maxBytes / ENTRY_OVERHEAD);
+    for (let i = 0; i < this.chunkCount; i++) this.residents.push([]);
+  }
 
   /** The opened type and bytes (a copy: decoders may hand out views the application can change), or undefined. */
   get(storedType: string, sealed: Buffer, place: readonly string[]): [string, Buffer] | undefined {
-    if (this.maxBytes === 0 || sealed.length < TAG_BYTES) return undefined;
+    if (this.maxEntries === 0 || sealed.length < TAG_BYTES) return undefined;
     const entry = this.entries.get(tagKey(sealed));
-    if (!entry || entry.storedType !== storedType || !samePlace(entry.place, place) || !entry.sealed.equals(sealed)) {
+    const chunk = entry && this.chunks[entry.chunk];
+    if (
+      !entry ||
+      !chunk ||
+      entry.storedType !== storedType ||
+      entry.sealedLength !== sealed.length ||
+      !samePlace(entry.place, place) ||
+      chunk.compare(sealed, 0, sealed.length, entry.start, entry.start + entry.sealedLength) !== 0
+    ) {
       this.misses++;
       return undefined;
     }
     this.hits++;
     entry.used = true;
-    return [entry.type, Buffer.from(entry.plain)];
+    const plain = Buffer.allocUnsafe(entry.plainLength);
+    chunk.copy(plain, 0, entry.start + entry.sealedLength, entry.start + entry.sealedLength + entry.plainLength);
+    return [entry.type, plain];
   }
 
-  /** Remembers that `sealed` (stored type `storedType`, at `place`) opens to `type` and `plain`; both are copied. */
+  /** Remembers that `sealed` (stored type `storedType`, at `place`) opens to `type` and `plain`; all are copied. */
   remember(storedType: string, sealed: Uint8Array, place: readonly string[], type: string, plain: Uint8Array): void {
-    const size = sealed.length + plain.length + ENTRY_OVERHEAD;
-    if (size > this.maxBytes / 8 || sealed.length < TAG_BYTES) return;
-    // Both copies in one allocation of their own: a pooled Buffer (under 4 KiB) keeps its
-    // whole 8 KiB pool slab alive as long as the entry, and the memory held was about 3x
-    // cacheBytes.
-    const copies = Buffer.allocUnsafeSlow(sealed.length + plain.length);
-    copies.set(sealed, 0);
-    copies.set(plain, sealed.length);
-    const copy = copies.subarray(0, sealed.length);
-    const key = tagKey(copy);
+    const size = sealed.length + plain.length;
+    if (this.maxEntries === 0 || size > this.chunkBytes || sealed.length < TAG_BYTES) return;
+    // Each pass over a chunk clears the second chances of what it keeps: within two
+    // rounds of the ring every chunk has room.
+    for (let passes = 0; this.offset + size > this.chunkBytes || this.entries.size >= this.maxEntries; passes++) {
+      if (passes > 2 * this.chunkCount) return;
+      this.nextChunk();
+    }
+    this.chunks[this.current] ??= Buffer.allocUnsafeSlow(this.chunkBytes);
+    const chunk = this.chunks[this.current] as Buffer;
+    chunk.set(sealed, this.offset);
+    chunk.set(plain, this.offset + sealed.length);
+    const key = tagKey(sealed);
     const previous = this.entries.get(key);
-    if (previous) this.bytes -= previous.size; // its place in the queue is skipped when reached
-    const entry = {
+    // Its bytes stay where they are until its chunk is passed over, where it is found replaced.
+    if (previous) this.bytes -= previous.sealedLength + previous.plainLength;
+    const entry: OpenedValue = {
       storedType,
       place: [...place],
-      sealed: copy,
       type,
-      plain: copies.subarray(sealed.length),
-      size,
+      chunk: this.current,
+      start: this.offset,
+      sealedLength: sealed.length,
+      plainLength: plain.length,
       key,
       used: false,
     };
     this.entries.set(key, entry);
-    this.order.push(entry);
+    this.residents[this.current]?.push(entry);
+    this.offset += size;
     this.bytes += size;
-    this.evict();
   }
 
-  /** Drops the oldest entries until within the bound; one read since it was last considered goes to the back. */
-  private evict(): void {
-    while (this.bytes > this.maxBytes) {
-      const oldest = this.order[this.head] as OpenedValue;
-      // Taken out of the queue, so that an evicted entry's bytes are not kept until compaction.
-      this.order[this.head++] = undefined;
-      if (this.entries.get(oldest.key) !== oldest) continue; // replaced since
-      if (oldest.used) {
-        oldest.used = false;
-        this.order.push(oldest);
+  /** Moves to the next chunk: drops what it held but the entries read since, which move to its front. */
+  private nextChunk(): void {
+    this.current = (this.current + 1) % this.chunkCount;
+    const chunk = this.chunks[this.current];
+    const kept: OpenedValue[] = [];
+    let offset = 0;
+    for (const entry of this.residents[this.current] ?? []) {
+      if (this.entries.get(entry.key) !== entry) continue; // replaced since
+      const size = entry.sealedLength + entry.plainLength;
+      if (!entry.used || !chunk) {
+        this.entries.delete(entry.key);
+        this.bytes -= size;
         continue;
       }
-      this.entries.delete(oldest.key);
-      this.bytes -= oldest.size;
+      entry.used = false;
+      // Kept entries only move towards the front, so copying in order never overwrites one not yet moved.
+      chunk.copyWithin(offset, entry.start, entry.start + size);
+      entry.start = offset;
+      offset += size;
+      kept.push(entry);
     }
-    if (this.head > 1024 && this.head * 2 > this.order.length) {
-      this.order = this.order.slice(this.head);
-      this.head = 0;
-    }
+    this.residents[this.current] = kept;
+    this.offset = offset;
   }
 
   /** Opens served from memory and opens that ran the cipher, and what is held now. */

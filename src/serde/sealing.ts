@@ -66,29 +66,43 @@ function associatedDataUtf8(parts: readonly string[]): Buffer {
 /** The most types the memos below keep: a serializer has a handful; stored types come from rows, so bounded. */
 const MAX_REMEMBERED_TYPES = 64;
 
-/** The encoded first parts (format, key id, inner type) by stored type, which names all three. */
-const prefixes = new Map<string, Buffer>();
-
-function prefixOf(storedType: string, keyId: string, type: string): Buffer {
-  let prefix = prefixes.get(storedType);
-  if (!prefix) {
-    prefix = associatedDataUtf8([FORMAT, keyId, type]);
-    if (prefixes.size < MAX_REMEMBERED_TYPES) prefixes.set(storedType, prefix);
-  }
-  return prefix;
+/** What a sealed stored type names, and the first parts of its associated data (format, key id, inner type). */
+interface SealedType {
+  keyId: string;
+  type: string;
+  prefix: Buffer;
 }
+
+/** Sealed stored types parsed so far (undefined: a plaintext type). */
+const sealedTypes = new Map<string, SealedType | undefined>();
+
+function sealedTypeOf(storedType: string): SealedType | undefined {
+  if (sealedTypes.has(storedType)) return sealedTypes.get(storedType);
+  const parsed = parseSealedType(storedType);
+  const known = parsed && { ...parsed, prefix: associatedDataUtf8([FORMAT, parsed.keyId, parsed.type]) };
+  if (sealedTypes.size < MAX_REMEMBERED_TYPES) sealedTypes.set(storedType, known);
+  return known;
+}
+
+/**
+ * Where the associated data is written: setAAD reads it before returning, so one buffer
+ * serves every call (an allocation per value showed in the profile of a read).
+ */
+let scratch = Buffer.allocUnsafeSlow(1024);
 
 /**
  * The associated data of a value: format, key id, inner type and place, each part
  * length-prefixed (byte length, then UTF-8 bytes). This runs for every value sealed or
  * opened: ASCII place parts (the common case, where characters are bytes) are copied
- * byte by byte after the cached prefix; any other character takes the general path.
+ * byte by byte after the parsed prefix; any other character takes the general path.
+ * Valid until the next call.
  */
-function associatedData(storedType: string, keyId: string, type: string, place: Place): Buffer {
-  const prefix = prefixOf(storedType, keyId, type);
+function associatedData(sealed: SealedType, place: Place): Buffer {
+  const { prefix } = sealed;
   let size = prefix.length;
   for (const part of place) size += 4 + part.length;
-  const out = Buffer.allocUnsafe(size);
+  if (size > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.max(size, 2 * scratch.length));
+  const out = scratch;
   prefix.copy(out, 0);
   let at = prefix.length;
   for (const part of place) {
@@ -96,11 +110,11 @@ function associatedData(storedType: string, keyId: string, type: string, place: 
     at += 4;
     for (let i = 0; i < part.length; i++) {
       const code = part.charCodeAt(i);
-      if (code > 127) return associatedDataUtf8([FORMAT, keyId, type, ...place]);
+      if (code > 127) return associatedDataUtf8([FORMAT, sealed.keyId, sealed.type, ...place]);
       out[at++] = code;
     }
   }
-  return out;
+  return out.subarray(0, size);
 }
 
 /** Whether a stored type names a sealed value. */
@@ -184,12 +198,12 @@ export class Sealer {
 
   /** Seals `bytes` of serializer type `type` for `place` with the active key: the stored type and bytes. */
   seal(type: string, bytes: Uint8Array, place: Place): [string, Buffer] {
-    const sealedType = this.sealedTypeOf(type);
+    const sealedType = this.storedTypeOf(type);
     // nonce | ciphertext | tag, written in place: GCM's ciphertext is as long as the plaintext.
     const sealed = Buffer.allocUnsafe(NONCE_BYTES + bytes.length + TAG_BYTES);
     writeNonce(sealed);
     const cipher = createCipheriv("aes-256-gcm", this.activeKey, sealed.subarray(0, NONCE_BYTES));
-    cipher.setAAD(associatedData(sealedType, this.activeKeyId, type, place));
+    cipher.setAAD(associatedData(sealedTypeOf(sealedType) as SealedType, place));
     const body = cipher.update(bytes);
     body.copy(sealed, NONCE_BYTES);
     cipher.final().copy(sealed, NONCE_BYTES + body.length);
@@ -198,7 +212,7 @@ export class Sealer {
   }
 
   /** The stored type of a value of serializer type `type` sealed with the active key; remembered per type. */
-  private sealedTypeOf(type: string): string {
+  private storedTypeOf(type: string): string {
     const known = this.sealedTypes.get(type);
     if (known !== undefined) return known;
     const sealedType = `${SEALED_TYPE_PREFIX}${this.activeKeyId}:${type}`;
@@ -223,7 +237,7 @@ export class Sealer {
     where: string | (() => string),
     allowPlaintext = this.allowPlaintext,
   ): [string, Uint8Array] {
-    const sealed = parseSealedType(storedType);
+    const sealed = sealedTypeOf(storedType);
     if (!sealed) {
       if (allowPlaintext) return [storedType, bytes];
       throw new DecryptionError(
@@ -238,12 +252,12 @@ export class Sealer {
       );
     }
     if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where);
-    const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const known = this.opened.get(storedType, data, place);
     if (known) return known;
     try {
       const decipher = createDecipheriv("aes-256-gcm", key, data.subarray(0, NONCE_BYTES));
-      decipher.setAAD(associatedData(storedType, sealed.keyId, sealed.type, place));
+      decipher.setAAD(associatedData(sealed, place));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const body = decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES));
       const final = decipher.final();
