@@ -211,7 +211,7 @@ export function renderResults(results: RunResults): string {
   out.push(...results.environment.map((line) => `- ${line}`), "");
   out.push(
     `Write path: ${formatNumber(config.threads)} threads x ${config.steps} steps = ${formatNumber(written)} checkpoints per saver, ` +
-      `${config.writers} concurrent writers, in ${config.rounds} rounds, the savers in a new random order each round. ` +
+      `${config.writers} concurrent writers, in ${config.rounds} measured rounds after an unmeasured warm-up round (the first threads of each saver), the savers in a new random order each round. ` +
       `Reads at ${formatNumber(baseN ?? 0)}${largeN ? ` and ${formatNumber(largeN)}` : ""} checkpoints: ` +
       `getTuple / list on random written threads (by id: a random checkpoint of the thread), interleaved across savers in a new random order for every sample, ` +
       `after 60 unmeasured calls of each (so every pooled connection runs its prepared statements with a cached plan), up to ${config.samples} samples each; ` +

@@ -194,12 +194,24 @@ async function ceilings(run: Run, workspace: Workspace): Promise<Ceiling[]> {
   return result;
 }
 
+/**
+ * Threads each saver writes before the measured rounds, in a round of their own that is
+ * not measured: a process's first writes run unoptimized code on tables not yet analyzed,
+ * and the saver that came first in the first round paid for it (its first round 20-40%
+ * slower than its others). Part of the data all the same: every saver still holds
+ * threads x steps checkpoints.
+ */
+const WRITE_WARMUP_THREADS = 20;
+
 async function writePath(run: Run): Promise<void> {
   const { config, subjects } = run;
-  const perRound = Math.ceil(config.threads / config.rounds);
+  const warmup = Math.min(WRITE_WARMUP_THREADS, Math.floor(config.threads / (config.rounds + 1)));
+  const perRound = Math.ceil((config.threads - warmup) / config.rounds);
+  const all = Array.from({ length: config.threads }, (_, i) => i);
   const order = shuffledOrders(subjects, 1);
-  for (let round = 0; round < config.rounds; round++) {
-    const threads = Array.from({ length: config.threads }, (_, i) => i).slice(round * perRound, (round + 1) * perRound);
+  for (let round = warmup > 0 ? -1 : 0; round < config.rounds; round++) {
+    const from = round < 0 ? 0 : warmup + round * perRound;
+    const threads = all.slice(from, round < 0 ? warmup : from + perRound);
     for (const subject of order()) {
       const result = run.results.get(subject.name) as SubjectResult;
       const ids = run.ids.get(subject.name) as Map<number, string[]>;
@@ -209,7 +221,7 @@ async function writePath(run: Run): Promise<void> {
       const cpuBefore = process.cpuUsage();
       const start = now();
       const line = () =>
-        `[write] ${subject.name} round ${round + 1}/${config.rounds}: ${formatNumber(ops)}/${formatNumber(total)} ops, ${formatNumber(ops / ((now() - start) / 1000))} ops/s`;
+        `[write] ${subject.name} ${round < 0 ? "warm-up" : `round ${round + 1}/${config.rounds}`}: ${formatNumber(ops)}/${formatNumber(total)} ops, ${formatNumber(ops / ((now() - start) / 1000))} ops/s`;
       const stop = every(2000, () => progress(line()));
       try {
         await writeThreads(subject.saver, threads, {
@@ -224,12 +236,13 @@ async function writePath(run: Run): Promise<void> {
       } finally {
         stop();
       }
+      progressDone(line());
+      if (round < 0) continue;
       result.write.ops += ops;
       result.write.ms += now() - start;
       const cpu = process.cpuUsage(cpuBefore);
       result.write.clientCpuMs += (cpu.user + cpu.system) / 1000;
       result.write.serverCpuMs += subject.serverCpuMs ? (await subject.serverCpuMs()) - serverBefore : Number.NaN;
-      progressDone(line());
     }
   }
   for (const subject of subjects) {
