@@ -197,9 +197,9 @@ async function ceilings(run: Run, workspace: Workspace): Promise<Ceiling[]> {
 /**
  * Threads each saver writes before the measured rounds, in a round of their own that is
  * not measured: a process's first writes run unoptimized code on tables not yet analyzed,
- * and the saver that came first in the first round paid for it (its first round 20-40%
- * slower than its others). Part of the data all the same: every saver still holds
- * threads x steps checkpoints.
+ * and every saver's first round ran slower than its others (12-40%), the first of the
+ * round most. Part of the data all the same: every saver still holds threads x steps
+ * checkpoints.
  */
 const WRITE_WARMUP_THREADS = 20;
 

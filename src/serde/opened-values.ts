@@ -69,10 +69,12 @@ export class OpenedValues {
   private misses = 0;
 
   constructor(maxBytes: number) {
-    this.chunkCount = Math.max(MIN_CHUNKS, Math.ceil(maxBytes / MAX_CHUNK_BYTES));
-    this.chunkBytes = Math.floor(maxBytes / this.chunkCount);
-    this.maxEntries = Math.floor(maxBytes / ENTRY_OVERHEAD);
-    for (let i = 0; i < this.chunkCount; i++) this.residents.push([]);
+    // Chunks are allocated as first written, so a huge bound costs nothing until filled;
+    // clamped so that chunk numbers stay array indexes.
+    const bytes = Math.min(maxBytes, MAX_CHUNK_BYTES * 2 ** 30);
+    this.chunkCount = Math.max(MIN_CHUNKS, Math.ceil(bytes / MAX_CHUNK_BYTES));
+    this.chunkBytes = Math.floor(bytes / this.chunkCount);
+    this.maxEntries = Math.floor(bytes / ENTRY_OVERHEAD);
   }
 
   /** The opened type and bytes (a copy: decoders may hand out views the application can change), or undefined. */
@@ -128,6 +130,7 @@ export class OpenedValues {
       used: false,
     };
     this.entries.set(key, entry);
+    this.residents[this.current] ??= [];
     this.residents[this.current]?.push(entry);
     this.offset += size;
     this.bytes += size;

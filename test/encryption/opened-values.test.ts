@@ -123,6 +123,14 @@ describe("the memory of opened values", () => {
     }
   });
 
+  it("takes memory only as values are remembered, however large cacheBytes is", () => {
+    const memory = sealer(Number.MAX_SAFE_INTEGER);
+    const [storedType, sealed] = memory.seal("msgpack", Buffer.from("kept"), PLACE);
+    memory.open(storedType, sealed, PLACE, "v");
+    expect(Buffer.from(memory.open(storedType, sealed, PLACE, "v")[1]).toString()).toBe("kept");
+    expect(memory.cacheStats()).toMatchObject({ hits: 1, misses: 1, entries: 1 });
+  });
+
   it("refuses a cacheBytes that is not a whole number of bytes", () => {
     for (const cacheBytes of [-1, 1.5, Number.NaN]) {
       expect(() => new Sealer({ keys: { k1: KEY_1 }, activeKeyId: "k1", cacheBytes })).toThrow(InvalidInputError);
