@@ -60,15 +60,17 @@ const QUICK: typeof FULL = {
 
 /**
  * `npm run bench:compare`: the issue's workload (threads of 25 steps, 8 writers), the
- * filter at 50k checkpoints, no second size and no single-insert ceilings.
+ * filter at 50k checkpoints, no second size and no single-insert ceilings. As many read
+ * samples as the long run: with the savers in random order, 80 left the medians of one
+ * saver about 10% apart from run to run, and 200 cost about 10 s more.
  */
 const COMPARE: typeof FULL = {
   threads: 400,
   steps: 25,
   base: 50_000,
   large: 0,
-  samples: 80,
-  filterSamples: 10,
+  samples: 200,
+  filterSamples: 25,
   ceilingSeconds: 0,
 };
 
