@@ -1,8 +1,9 @@
 /**
  * The Sealer's memory of values it opened lately, by their exact sealed bytes: every read
  * of a thread re-opens the same bases of its chains, so a hit spares the cipher set-up
- * (several µs per value). Values are not remembered when sealed: measured, copying every
- * write into memory cost the write path more than the reads it spared.
+ * (several µs per value). The saver also remembers the channel values it seals (a thread's
+ * next turn reads them back); not its pending writes, which are rarely read again. An entry
+ * whose write failed matches no stored row: its nonce was fresh.
  *
  * A hit requires the same stored type, the same place and byte-identical sealed bytes, so
  * it returns exactly what opening would; anything else misses and is opened (and checked)

@@ -34,9 +34,10 @@ export interface EncryptionOptions {
    */
   allowPlaintext?: boolean;
   /**
-   * Bytes of recently opened values kept in process memory (sealed and plain), so a
-   * value read again (a chain's bases on every read of its thread) skips the cipher.
-   * Default 16 MiB; 0 keeps no plaintext beyond the call that needs it.
+   * Bytes of recently opened or written channel values kept in process memory (sealed and
+   * plain), so a value read again (a chain's bases on every read of its thread, the values a
+   * turn wrote on the thread's next turn) skips the cipher. Default 16 MiB; 0 keeps no
+   * plaintext beyond the call that needs it.
    */
   cacheBytes?: number;
 }
@@ -196,8 +197,12 @@ export class Sealer {
     this.opened = new OpenedValues(cacheBytes);
   }
 
-  /** Seals `bytes` of serializer type `type` for `place` with the active key: the stored type and bytes. */
-  seal(type: string, bytes: Uint8Array, place: Place): [string, Buffer] {
+  /**
+   * Seals `bytes` of serializer type `type` for `place` with the active key: the stored type
+   * and bytes. `remember`: also keep the value in the memory of opened values, for a value
+   * the process likely reads back soon (a thread's newest channel values, on its next turn).
+   */
+  seal(type: string, bytes: Uint8Array, place: Place, remember = false): [string, Buffer] {
     const sealedType = this.storedTypeOf(type);
     // nonce | ciphertext | tag, written in place: GCM's ciphertext is as long as the plaintext.
     const sealed = Buffer.allocUnsafe(NONCE_BYTES + bytes.length + TAG_BYTES);
@@ -208,6 +213,7 @@ export class Sealer {
     body.copy(sealed, NONCE_BYTES);
     cipher.final().copy(sealed, NONCE_BYTES + body.length);
     cipher.getAuthTag().copy(sealed, NONCE_BYTES + bytes.length);
+    if (remember) this.opened.remember(sealedType, sealed, place, type, bytes);
     return [sealedType, sealed];
   }
 

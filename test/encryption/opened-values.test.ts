@@ -16,7 +16,7 @@ function sealer(cacheBytes?: number): Sealer {
 }
 
 describe("the memory of opened values", () => {
-  it("opens a value again from memory, as a copy the caller may change; sealing remembers nothing", () => {
+  it("opens a value again from memory, as a copy the caller may change; sealing remembers only when asked", () => {
     const memory = sealer();
     const [storedType, sealed] = memory.seal("msgpack", Buffer.from("hello"), PLACE);
     expect(memory.cacheStats()).toEqual({ hits: 0, misses: 0, entries: 0, bytes: 0 });
@@ -26,6 +26,26 @@ describe("the memory of opened values", () => {
     plain[0] = 0x58;
     expect(Buffer.from(memory.open(storedType, sealed, PLACE, "the value")[1]).toString()).toBe("hello");
     expect(memory.cacheStats()).toMatchObject({ hits: 1, misses: 1, entries: 1 });
+  });
+
+  it("serves a value sealed with remember from memory, a copy of what was sealed; never another sealing", () => {
+    const memory = sealer();
+    const plain = Buffer.from("written");
+    const [storedType, sealed] = memory.seal("msgpack", plain, PLACE, true);
+    expect(memory.cacheStats()).toMatchObject({ hits: 0, misses: 0, entries: 1 });
+    // The caller's buffer may change after sealing: memory holds its own copy.
+    plain.fill(0x58);
+    const [type, opened] = memory.open(storedType, Buffer.from(sealed), PLACE, "the value");
+    expect([type, Buffer.from(opened).toString()]).toEqual(["msgpack", "written"]);
+    expect(memory.cacheStats()).toMatchObject({ hits: 1, misses: 0 });
+    // The same plaintext sealed again has a fresh nonce: its bytes match no entry but their own.
+    const [, other] = memory.seal("msgpack", Buffer.from("written"), PLACE);
+    expect(Buffer.from(memory.open(storedType, other, PLACE, "again")[1]).toString()).toBe("written");
+    expect(memory.cacheStats()).toMatchObject({ hits: 1, misses: 1 });
+    const flipped = Buffer.from(sealed);
+    flipped[flipped.length - 20] ^= 1;
+    expect(() => memory.open(storedType, flipped, PLACE, "flipped")).toThrow(DecryptionError);
+    expect(() => memory.open(storedType, sealed, [...PLACE.slice(0, 4), "8", ""], "moved")).toThrow(DecryptionError);
   });
 
   it("never serves a changed byte, another place or another stored type: those are opened and refused", () => {
@@ -137,7 +157,7 @@ describe("the memory of opened values", () => {
     }
   });
 
-  it("a saver reading a checkpoint again runs no cipher: every value of the tuple comes from memory", async () => {
+  it("a saver reads back the channel values it wrote, and a tuple it read, with no cipher", async () => {
     const { saver } = await freshSaver("sqlite", { encryption: TEST_ENCRYPTION });
     try {
       const config = await saver.put(
@@ -155,10 +175,11 @@ describe("the memory of opened values", () => {
       );
       await saver.putWrites(config, [["a", "pending"]], "task");
       const stats = (saver as unknown as { sealing: { sealer: Sealer } }).sealing.sealer;
+      // The two channel values were remembered as they were sealed; the pending write was not.
       const first = await saver.getTuple(config);
-      expect(stats.cacheStats()).toMatchObject({ hits: 0, misses: 3 });
+      expect(stats.cacheStats()).toMatchObject({ hits: 2, misses: 1 });
       const again = await saver.getTuple(config);
-      expect(stats.cacheStats()).toMatchObject({ hits: 3, misses: 3 });
+      expect(stats.cacheStats()).toMatchObject({ hits: 5, misses: 1 });
       for (const tuple of [first, again]) {
         expect(tuple?.checkpoint.channel_values).toEqual({ a: "one", b: ["two"] });
         expect(tuple?.pendingWrites).toEqual([["task", "a", "pending"]]);

@@ -35,9 +35,9 @@ export function chainText(column: unknown): string | null {
 export class ValueSealing {
   constructor(readonly sealer: Sealer | undefined) {}
 
-  /** The stored type and bytes of a value of serializer type `type` at `place`. */
-  seal(type: string, bytes: Uint8Array, place: Place): [string, Uint8Array] {
-    return this.sealer ? this.sealer.seal(type, bytes, place) : [type, bytes];
+  /** The stored type and bytes of a value of serializer type `type` at `place` (`remember`: see Sealer.seal). */
+  seal(type: string, bytes: Uint8Array, place: Place, remember = false): [string, Uint8Array] {
+    return this.sealer ? this.sealer.seal(type, bytes, place, remember) : [type, bytes];
   }
 
   /**

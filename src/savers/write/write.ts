@@ -181,11 +181,12 @@ export class CheckpointWriter {
         const [type, bytes] = await this.serde.dumpsTyped(plan.appended);
         const chain = JSON.stringify(plan.chain);
         const place = blobPlace(threadId, ns, channel, stored, chain);
-        const [sealedType, sealed] = this.sealing.seal(`${DELTA_TYPE_PREFIX}${type}`, bytes, place);
+        const [sealedType, sealed] = this.sealing.seal(`${DELTA_TYPE_PREFIX}${type}`, bytes, place, true);
         rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), chain]);
       } else {
         const [type, bytes] = await this.serde.dumpsTyped(value);
-        const [sealedType, sealed] = this.sealing.seal(type, bytes, blobPlace(threadId, ns, channel, stored, null));
+        const place = blobPlace(threadId, ns, channel, stored, null);
+        const [sealedType, sealed] = this.sealing.seal(type, bytes, place, true);
         rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), null]);
       }
       remembered.push(() => this.deltas.remember(key, channel, stored, value, plan?.lineage ?? WHOLE));
