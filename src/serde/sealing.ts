@@ -208,12 +208,14 @@ export class Sealer {
     const sealed = Buffer.allocUnsafe(NONCE_BYTES + bytes.length + TAG_BYTES);
     writeNonce(sealed);
     const cipher = createCipheriv("aes-256-gcm", this.activeKey, sealed.subarray(0, NONCE_BYTES));
-    cipher.setAAD(associatedData(sealedTypeOf(sealedType) as SealedType, place));
+    const parsed = sealedTypeOf(sealedType) as SealedType;
+    const aad = associatedData(parsed, place);
+    cipher.setAAD(aad);
     const body = cipher.update(bytes);
     body.copy(sealed, NONCE_BYTES);
     cipher.final().copy(sealed, NONCE_BYTES + body.length);
     cipher.getAuthTag().copy(sealed, NONCE_BYTES + bytes.length);
-    if (remember) this.opened.remember(sealedType, sealed, place, type, bytes);
+    if (remember) this.opened.remember(sealedType, sealed, aad.subarray(parsed.prefix.length), bytes);
     return [sealedType, sealed];
   }
 
@@ -259,16 +261,19 @@ export class Sealer {
     }
     if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where);
     const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const known = this.opened.get(storedType, data, place);
-    if (known) return known;
+    // The place as the associated data holds it: the memory compares it byte for byte.
+    const aad = associatedData(sealed, place);
+    const placeBytes = aad.subarray(sealed.prefix.length);
+    const known = this.opened.get(storedType, data, placeBytes);
+    if (known) return [sealed.type, known];
     try {
       const decipher = createDecipheriv("aes-256-gcm", key, data.subarray(0, NONCE_BYTES));
-      decipher.setAAD(associatedData(sealed, place));
+      decipher.setAAD(aad);
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const body = decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES));
       const final = decipher.final();
       const plain = final.length === 0 ? body : Buffer.concat([body, final]);
-      this.opened.remember(storedType, data, place, sealed.type, plain);
+      this.opened.remember(storedType, data, placeBytes, plain);
       return [sealed.type, plain];
     } catch (error) {
       throw this.tampered(where, error);

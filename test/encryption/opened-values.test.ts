@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { DecryptionError, InvalidInputError, Sealer } from "../../src/index.js";
+import { OpenedValues } from "../../src/serde/opened-values.js";
 import { freshSaver } from "../helpers/databases.js";
 import { KEY_1, TEST_ENCRYPTION } from "./keys.js";
 
@@ -149,6 +151,63 @@ describe("the memory of opened values", () => {
     memory.open(storedType, sealed, PLACE, "v");
     expect(Buffer.from(memory.open(storedType, sealed, PLACE, "v")[1]).toString()).toBe("kept");
     expect(memory.cacheStats()).toMatchObject({ hits: 1, misses: 1, entries: 1 });
+  });
+
+  it("serves only what it was given, through slots reused, keys replaced and chunks passed over", () => {
+    const bound = 64 * 1024;
+    const memory = new OpenedValues(bound);
+    let state = 7;
+    const random = () => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state / 2 ** 32;
+    };
+    const types = ["enc1.k1:msgpack", "enc1.k1:json"];
+    const made: [string, Buffer, Buffer, Buffer][] = [];
+    let served = 0;
+    for (let i = 0; i < 6000; i++) {
+      if (made.length === 0 || random() < 0.4) {
+        const sealed = randomBytes(20 + (i % 300));
+        const aad = Buffer.from(`place-${i % 7}`);
+        const plain = randomBytes(i % 200);
+        const type = types[i % 2];
+        const earlier = made.length > 0 && random() < 0.1 ? made[Math.floor(random() * made.length)] : undefined;
+        // A sealed value whose tag starts as an earlier one's: the same map key, told apart by its bytes.
+        if (earlier) earlier[1].copy(sealed, sealed.length - 16, earlier[1].length - 16, earlier[1].length - 12);
+        memory.remember(type, sealed, aad, plain);
+        made.push([type, sealed, aad, plain]);
+        expect(memory.get(type, sealed, aad)).toEqual(plain);
+        if (earlier && !earlier[1].equals(sealed))
+          expect(memory.get(earlier[0], earlier[1], earlier[2])).toBeUndefined();
+        continue;
+      }
+      const [type, sealed, aad, plain] = made[Math.floor(random() * made.length)];
+      const got = memory.get(type, sealed, aad);
+      expect(memory.get(types[1 - types.indexOf(type)], sealed, aad)).toBeUndefined();
+      if (got) {
+        expect(got).toEqual(plain);
+        served++;
+      }
+      const elsewhere = Buffer.from(aad);
+      elsewhere[elsewhere.length - 1] ^= 1;
+      expect(memory.get(type, sealed, elsewhere)).toBeUndefined();
+    }
+    expect(served).toBeGreaterThan(100);
+    const { bytes, entries } = memory.stats();
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes).toBeLessThanOrEqual(bound);
+    expect(entries).toBeGreaterThan(10);
+  });
+
+  it("numbers at most 64 stored types: values of others are opened every time", () => {
+    const memory = new OpenedValues(1024 * 1024);
+    const entries = Array.from(
+      { length: 70 },
+      (_, i) => [`enc1.k1:type-${i}`, randomBytes(40), Buffer.from("p")] as const,
+    );
+    for (const [type, sealed, place] of entries) memory.remember(type, sealed, place, Buffer.from(type));
+    entries.forEach(([type, sealed, place], i) => {
+      expect(memory.get(type, sealed, place)).toEqual(i < 64 ? Buffer.from(type) : undefined);
+    });
   });
 
   it("refuses a cacheBytes that is not a whole number of bytes", () => {
