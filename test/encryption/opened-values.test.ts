@@ -167,27 +167,27 @@ describe("the memory of opened values", () => {
     for (let i = 0; i < 6000; i++) {
       if (made.length === 0 || random() < 0.4) {
         const sealed = randomBytes(20 + (i % 300));
-        const aad = Buffer.from(`place-${i % 7}`);
+        const place = Buffer.from(`place-${i % 7}`);
         const plain = randomBytes(i % 200);
         const type = types[i % 2];
         const earlier = made.length > 0 && random() < 0.1 ? made[Math.floor(random() * made.length)] : undefined;
         // A sealed value whose tag starts as an earlier one's: the same map key, told apart by its bytes.
         if (earlier) earlier[1].copy(sealed, sealed.length - 16, earlier[1].length - 16, earlier[1].length - 12);
-        memory.remember(type, sealed, aad, plain);
-        made.push([type, sealed, aad, plain]);
-        expect(memory.get(type, sealed, aad)).toEqual(plain);
+        memory.remember(type, sealed, place, plain);
+        made.push([type, sealed, place, plain]);
+        expect(memory.get(type, sealed, place)).toEqual(plain);
         if (earlier && !earlier[1].equals(sealed))
           expect(memory.get(earlier[0], earlier[1], earlier[2])).toBeUndefined();
         continue;
       }
-      const [type, sealed, aad, plain] = made[Math.floor(random() * made.length)];
-      const got = memory.get(type, sealed, aad);
-      expect(memory.get(types[1 - types.indexOf(type)], sealed, aad)).toBeUndefined();
+      const [type, sealed, place, plain] = made[Math.floor(random() * made.length)];
+      const got = memory.get(type, sealed, place);
+      expect(memory.get(types[1 - types.indexOf(type)], sealed, place)).toBeUndefined();
       if (got) {
         expect(got).toEqual(plain);
         served++;
       }
-      const elsewhere = Buffer.from(aad);
+      const elsewhere = Buffer.from(place);
       elsewhere[elsewhere.length - 1] ^= 1;
       expect(memory.get(type, sealed, elsewhere)).toBeUndefined();
     }
