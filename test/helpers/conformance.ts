@@ -12,7 +12,7 @@ export function runConformance(dialect: DialectName, encryption?: EncryptionOpti
   let url = "";
   const options = encryption ? { encryption } : {};
   const initializer = {
-    checkpointerName: `DrizzleSaver (${dialect}${encryption ? ", encrypted" : ""})`,
+    checkpointerName: `DrizzleSaver (${dialect}${encryption ? `, encrypted${encryption.cacheBytes === 0 ? ", no memory" : ""}` : ""})`,
     beforeAllTimeout: 120_000,
     async beforeAll() {
       const fresh = await freshSaver(dialect);
