@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizzle-orm";
+import type { MySqlTable } from "drizzle-orm/mysql-core";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
@@ -102,8 +103,7 @@ export function mysqlDialect(
   tables: MySqlCheckpointTables,
   options: MySqlUnitOptions = {},
 ): Dialect {
-  // Tables given without the metadata side table (recipe A) filter other keys without it.
-  const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads, checkpointMetadata } = tables;
+  const { checkpoints, checkpointBlobs, checkpointWrites, checkpointThreads } = tables;
   const columns = {
     checkpoints: { table: checkpoints, ...checkpoints, nsKey: checkpoints.nsHash },
     blobs: { table: checkpointBlobs, ...checkpointBlobs, nsKey: checkpointBlobs.nsHash },
@@ -162,49 +162,7 @@ export function mysqlDialect(
     insert: (spec) => insertSql(hashed, spec),
     nsKey: sha256,
     jsonParam: (json) => sql`${json}`,
-    metadataMatches(entries, table = "checkpoints") {
-      if (table === "threads") {
-        const ops = jsonPathOps(sql`${checkpointThreads.metadata}`);
-        return allOf(
-          entries.flatMap(([key, value]) => [
-            // The generated, indexed column narrows the scan; the path test is exact.
-            ...(key === "user_id" && typeof value === "string" && [...value].length <= 255
-              ? [sql`${checkpointThreads.metaUserId} = ${value}`]
-              : []),
-            ops.member("$", key, (path) => jsonEquals(ops, path, value)),
-          ]),
-        );
-      }
-      const ops = jsonPathOps(sql`${checkpoints.metadata}`);
-      // Narrowing predicates (generated columns, the side table) come before the exact JSON
-      // tests: MariaDB evaluates a row's conditions in order, so a candidate failing a cheap
-      // column compare never pays for JSON parsing (500 candidates of a `user` were parsed
-      // for 20 matches of `{ user, step }`).
-      const parts: SQL[] = [];
-      const exact: SQL[] = [];
-      for (const [key, value] of entries) {
-        // The generated, indexed columns narrow the scan; the path test is exact.
-        if (key === "source" && typeof value === "string" && [...value].length <= 64) {
-          parts.push(sql`${checkpoints.metaSource} = ${value}`);
-        }
-        if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
-        if (key === "run_id" && typeof value === "string" && [...value].length <= 255) {
-          parts.push(sql`${checkpoints.metaRunId} = ${value}`);
-        }
-        // Any other key with a scalar value: its side-table index (see mysql-metadata-index.ts).
-        const candidates =
-          checkpointMetadata &&
-          indexedMetadataCandidates(
-            checkpointMetadata,
-            { threadId: checkpoints.threadId, nsHash: checkpoints.nsHash, checkpointId: checkpoints.checkpointId },
-            key,
-            value,
-          );
-        if (candidates) parts.push(candidates);
-        exact.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
-      }
-      return allOf([...parts, ...exact]);
-    },
+    metadataMatches: mysqlMetadataMatches(tables),
     newestCheckpoint: (thread, nsKey) => {
       const c = columns.checkpoints;
       return sql`${c.checkpointId} = (select max(${c.checkpointId}) from ${c.table} where ${c.threadId} = ${thread} and ${c.nsKey} = ${nsKey})`;
@@ -214,18 +172,76 @@ export function mysqlDialect(
     // created_at holds milliseconds since the epoch (see the schema).
     epochMillis: (ms) => sql`${ms}`,
     createdAtMillis: (createdAt) => createdAt,
-    async tableStats() {
-      return Promise.all(
-        [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {
-          const [row] = await executor.all(
-            sql`select (select count(*) from ${table}) as \`rows\`,
-              (select coalesce(sum(data_length + index_length), 0) from information_schema.tables
-               where table_schema = database() and table_name = ${getTableName(table)}) as bytes`,
-          );
-          return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
-        }),
-      );
-    },
+    tableStats: () => mysqlTableStats(executor, [checkpoints, checkpointBlobs, checkpointWrites]),
     ...mysqlMigrationSteps(executor),
   };
+}
+
+/**
+ * The metadata of a checkpoint (or thread row) has every entry: JSON path tests, exact,
+ * after the generated columns' and the side table's narrowing predicates (tables given
+ * without the side table, recipe A, filter other keys without it).
+ */
+function mysqlMetadataMatches({
+  checkpoints,
+  checkpointThreads,
+  checkpointMetadata,
+}: MySqlCheckpointTables): Dialect["metadataMatches"] {
+  return (entries, table = "checkpoints") => {
+    if (table === "threads") {
+      const ops = jsonPathOps(sql`${checkpointThreads.metadata}`);
+      return allOf(
+        entries.flatMap(([key, value]) => [
+          // The generated, indexed column narrows the scan; the path test is exact.
+          ...(key === "user_id" && typeof value === "string" && [...value].length <= 255
+            ? [sql`${checkpointThreads.metaUserId} = ${value}`]
+            : []),
+          ops.member("$", key, (path) => jsonEquals(ops, path, value)),
+        ]),
+      );
+    }
+    const ops = jsonPathOps(sql`${checkpoints.metadata}`);
+    // Narrowing predicates (generated columns, the side table) come before the exact JSON
+    // tests: MariaDB evaluates a row's conditions in order, so a candidate failing a cheap
+    // column compare never pays for JSON parsing (500 candidates of a `user` were parsed
+    // for 20 matches of `{ user, step }`).
+    const parts: SQL[] = [];
+    const exact: SQL[] = [];
+    for (const [key, value] of entries) {
+      // The generated, indexed columns narrow the scan; the path test is exact.
+      if (key === "source" && typeof value === "string" && [...value].length <= 64) {
+        parts.push(sql`${checkpoints.metaSource} = ${value}`);
+      }
+      if (key === "step" && typeof value === "number") parts.push(sql`${checkpoints.metaStep} = ${value}`);
+      if (key === "run_id" && typeof value === "string" && [...value].length <= 255) {
+        parts.push(sql`${checkpoints.metaRunId} = ${value}`);
+      }
+      // Any other key with a scalar value: its side-table index (see mysql-metadata-index.ts).
+      const candidates =
+        checkpointMetadata &&
+        indexedMetadataCandidates(
+          checkpointMetadata,
+          { threadId: checkpoints.threadId, nsHash: checkpoints.nsHash, checkpointId: checkpoints.checkpointId },
+          key,
+          value,
+        );
+      if (candidates) parts.push(candidates);
+      exact.push(ops.member("$", key, (path) => jsonEquals(ops, path, value)));
+    }
+    return allOf([...parts, ...exact]);
+  };
+}
+
+/** Rows and bytes (data and indexes) of each table. */
+function mysqlTableStats(executor: Executor, tables: MySqlTable[]) {
+  return Promise.all(
+    tables.map(async (table) => {
+      const [row] = await executor.all(
+        sql`select (select count(*) from ${table}) as \`rows\`,
+          (select coalesce(sum(data_length + index_length), 0) from information_schema.tables
+           where table_schema = database() and table_name = ${getTableName(table)}) as bytes`,
+      );
+      return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
+    }),
+  );
 }

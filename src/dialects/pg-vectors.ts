@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { VectorIndexError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
-import { lockNumber } from "./pg.js";
+import { lockNumber } from "./pg-migrations.js";
 import type { VectorIndex, VectorRow } from "./store-vectors.js";
 import { declaredDims, existsFor, forItems, inChunks, vectorTableName } from "./vector-common.js";
 

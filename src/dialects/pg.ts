@@ -1,16 +1,17 @@
 /**
  * The PostgreSQL dialect: a few writes combined into one statement of CTEs (one round
- * trip), longer units in a transaction, an advisory lock around migrations, and retries
- * after a deadlock or serialization failure.
+ * trip), longer units in a transaction, and retries after a deadlock or serialization
+ * failure; its migrations table and lock are in pg-migrations.ts.
  */
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
-import type { Executor, Runner } from "../sql/executor.js";
+import type { Executor } from "../sql/executor.js";
 import { filterDocument } from "../sql/json.js";
-import { statementCombiner } from "../sql/statements.js";
+import { type Statement, type StatementCombiner, statementCombiner } from "../sql/statements.js";
 import { chainBaseBlobs, errorChain, onConflictInsert, retryOnConflict, settleIn } from "./common-sql.js";
-import type { Dialect, MetadataTable, MigrationOptions } from "./dialect.js";
+import type { CheckpointColumns, Dialect, MetadataTable, Precondition, ThreadColumns } from "./dialect.js";
+import { pgMigrationParts, quote } from "./pg-migrations.js";
 import {
   deleteEmptyThread,
   lockThreadRow,
@@ -22,25 +23,9 @@ import {
 /** Statements combined into one; more run in a transaction. */
 const CTE_STATEMENTS = 8;
 
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
-
 function qualifiedName(table: PgTable): string {
   const { schema, name } = getTableConfig(table);
   return schema ? `${quote(schema)}.${quote(name)}` : quote(name);
-}
-
-async function currentSchema(runner: Runner): Promise<string> {
-  const [row] = await runner.all(sql`select current_schema() as schema`);
-  if (typeof row?.schema !== "string")
-    throw new Error("PostgreSQL has no current schema: set search_path or migrationsSchema");
-  return row.schema;
-}
-
-/** A stable 31-bit number naming the advisory lock of one migrations table. */
-export function lockNumber(name: string): number {
-  let hash = 0;
-  for (const char of name) hash = (Math.imul(hash, 31) + (char.codePointAt(0) ?? 0)) | 0;
-  return hash & 0x7fffffff;
 }
 
 /** The server's SQLSTATE, also under drizzle's DrizzleQueryError wrapper. */
@@ -71,104 +56,18 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     rootNsKey: "",
   };
 
-  /**
-   * Whether the metadata has every key of `filterJson` (a JSON object's text, as a value
-   * or a placeholder) with a JSON-equal value. Containment lets the GIN index find
-   * candidates; equality of the metadata's filter keys with the filter makes the match
-   * exact (containment alone matches sub-arrays and sub-objects). One predicate with one
-   * parameter whatever the number of keys: a predicate per key made planning cost
-   * seconds per thousand keys; and the text is the same for every filter (a template).
-   */
-  const metadataContains = (filterJson: SQL, table: MetadataTable = "checkpoints"): SQL => {
-    const filter = sql`${filterJson}::jsonb`;
-    const metadata = table === "threads" ? checkpointThreads.metadata : checkpoints.metadata;
-    return sql`(${metadata} @> ${filter} and (
-      select jsonb_object_agg(e.key, e.value)
-      from jsonb_each(case when jsonb_typeof(${metadata}) = 'object' then ${metadata} else '{}'::jsonb end) as e
-      where jsonb_exists(${filter}, e.key)) = ${filter})`;
-  };
-
-  const combine = statementCombiner();
   /** The schema named by the tables (the saver's `schema` option); else they follow search_path. */
   const tablesSchema = getTableConfig(checkpoints).schema;
-  const schemaOf = async (options: MigrationOptions, runner: Runner = executor) =>
-    options.migrationsSchema ?? tablesSchema ?? (await currentSchema(runner));
+  const metadataContains = pgMetadataContains(tables);
 
   return {
     name: "postgres",
     columns,
     executor,
     query: (statement) => executor.all(statement),
-    atomically: (statements, precondition) =>
-      retryOnConflict(isConflict, async () => {
-        // A single statement is atomic on its own. Several independent data-modifying
-        // statements become CTEs of one statement: one round trip, one snapshot.
-        if (!precondition && statements.length === 1) {
-          await executor.run(statements[0]);
-          return;
-        }
-        // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
-        if (statements.length > CTE_STATEMENTS || precondition?.claim) {
-          await executor.transaction(async (tx) => {
-            if (precondition) {
-              const locked = await tx.all(
-                precondition.claim
-                  ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
-                  : combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`),
-              );
-              if (locked.length === 0) throw precondition.failure();
-            }
-            for (const statement of statements) await tx.run(statement);
-          });
-          return;
-        }
-        const ctes = (writes: SQL[]) => writes.map((write, i) => sql`${sql.raw(`s${i}`)} as (${write})`);
-        if (!precondition) {
-          await executor.run(
-            combine(
-              "ctes",
-              statements,
-              (writes) => sql`with ${sql.join(ctes(writes.slice(0, -1)), sql`, `)} ${writes.at(-1)}`,
-            ),
-          );
-          return;
-        }
-        // The locked rows decide the whole statement: without them, a division by zero
-        // (evaluated at run time, after the lock) aborts every write in it.
-        const guarded = combine(
-          "guarded",
-          [precondition.rows, ...statements],
-          ([rows, ...writes]) =>
-            sql`with guard as (${rows} for share), ${sql.join(ctes(writes), sql`, `)} select 1 / (select count(*) from guard) as found`,
-        );
-        try {
-          await executor.run(guarded);
-        } catch (error) {
-          if (errorCode(error) === "22012") throw precondition.failure();
-          throw error;
-        }
-      }),
-    atomicallyUntilSettled: (statements, unit) =>
-      retryOnConflict(isConflict, () =>
-        executor.transaction((tx) =>
-          settleIn(tx, statements, unit, (precondition) =>
-            precondition.claim
-              ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
-              : combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`),
-          ),
-        ),
-      ),
+    ...pgWriteUnits(executor, columns.threads, columns.checkpoints, threadSql),
     threadPut: (values) => [onConflictThreadPut(columns.threads, columns.checkpoints, threadSql, values)],
     putTime: () => threadSql.now,
-    refreshThread: (threadId) =>
-      retryOnConflict(isConflict, () =>
-        executor.transaction(async (tx) => {
-          // Read committed: each statement after the lock sees what committed before it.
-          await tx.all(lockThreadRow(columns.threads, threadId));
-          await tx.run(onConflictThreadRefresh(columns.threads, columns.checkpoints, threadSql, threadId));
-          await tx.run(deleteEmptyThread(columns.threads, columns.checkpoints, threadId));
-        }),
-      ),
     insert: onConflictInsert,
     nsKey: (namespace) => namespace,
     jsonParam: (json) => sql`${json}::jsonb`,
@@ -203,51 +102,123 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     epochMillis: (ms) => sql`to_timestamp(${ms}::double precision / 1000)`,
     // A number computed by the server: the text form of a timestamptz depends on DateStyle and TimeZone.
     createdAtMillis: (createdAt) => sql`round(extract(epoch from ${createdAt}) * 1000)::float8`,
-    async tableStats() {
-      return Promise.all(
-        [checkpoints, checkpointBlobs, checkpointWrites].map(async (table) => {
-          const name = qualifiedName(table);
-          // Partitioned tables keep their rows and indexes in the partitions.
-          const [row] = await executor.all(sql`select (select count(*) from ${table}) as rows,
-              (select coalesce(sum(pg_total_relation_size(relid)), 0) from pg_partition_tree(${name}::regclass)) as bytes`);
-          return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
-        }),
-      );
-    },
-    // By default beside our tables, which the migrations create in the current schema.
-    migrationsTable: async (options) =>
-      sql`${sql.identifier(await schemaOf(options))}.${sql.identifier(options.migrationsTable)}`,
-    async migrationsTableExists(options) {
-      const name = `${quote(await schemaOf(options))}.${quote(options.migrationsTable)}`;
-      const [exists] = await executor.all(sql`select to_regclass(${name}) is not null as found`);
-      return Boolean(exists.found);
-    },
-    tablesNamed: (names, schema) =>
-      sql`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where n.nspname = ${schema === undefined ? sql`current_schema()` : sql`${schema}`}
-            and c.relname in (${sql.join(
-              names.map((name) => sql`${name}`),
-              sql`, `,
-            )})`,
-    foreignTables: {
-      officialMarker: { table: "checkpoint_migrations", saver: "@langchain/langgraph-checkpoint-postgres" },
-      location: "the current schema",
-      elsewhere:
-        "or let setup() create them in a PostgreSQL schema of their own (a search_path leading to it, and migrationsSchema).",
-    },
-    createMigrationsTable: (table) =>
-      sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
-    async lockMigrations(tx: Runner, options) {
-      const schema = await schemaOf(options, tx);
-      // Serialises concurrent setup() calls across processes until the transaction ends.
-      await tx.all(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${options.migrationsTable}`)})`);
-      for (const name of new Set([schema, tablesSchema ?? schema])) {
-        const exists = (await tx.all(sql`select 1 from pg_namespace where nspname = ${name}`)).length;
-        if (!exists) await tx.script(sql`create schema ${sql.identifier(name)}`);
-      }
-      // The shipped migration SQL names no schema: this transaction's search_path puts it in ours.
-      if (tablesSchema) await tx.script(sql`select set_config('search_path', ${quote(tablesSchema)}, true)`);
-      return async () => {};
-    },
+    tableStats: () => pgTableStats(executor, [checkpoints, checkpointBlobs, checkpointWrites]),
+    ...pgMigrationParts(executor, tablesSchema),
   };
+}
+
+/**
+ * Whether the metadata has every key of `filterJson` (a JSON object's text, as a value
+ * or a placeholder) with a JSON-equal value. Containment lets the GIN index find
+ * candidates; equality of the metadata's filter keys with the filter makes the match
+ * exact (containment alone matches sub-arrays and sub-objects). One predicate with one
+ * parameter whatever the number of keys: a predicate per key made planning cost
+ * seconds per thousand keys; and the text is the same for every filter (a template).
+ */
+function pgMetadataContains({ checkpoints, checkpointThreads }: PgCheckpointTables) {
+  return (filterJson: SQL, table: MetadataTable = "checkpoints"): SQL => {
+    const filter = sql`${filterJson}::jsonb`;
+    const metadata = table === "threads" ? checkpointThreads.metadata : checkpoints.metadata;
+    return sql`(${metadata} @> ${filter} and (
+      select jsonb_object_agg(e.key, e.value)
+      from jsonb_each(case when jsonb_typeof(${metadata}) = 'object' then ${metadata} else '{}'::jsonb end) as e
+      where jsonb_exists(${filter}, e.key)) = ${filter})`;
+  };
+}
+
+/** Rows and bytes of each table; partitioned tables keep their rows and indexes in the partitions. */
+function pgTableStats(executor: Executor, tables: PgTable[]) {
+  return Promise.all(
+    tables.map(async (table) => {
+      const name = qualifiedName(table);
+      const [row] = await executor.all(sql`select (select count(*) from ${table}) as rows,
+          (select coalesce(sum(pg_total_relation_size(relid)), 0) from pg_partition_tree(${name}::regclass)) as bytes`);
+      return { table: getTableName(table), rows: Number(row.rows), bytes: Number(row.bytes) };
+    }),
+  );
+}
+
+/**
+ * The PostgreSQL write units: a single statement as it is, up to CTE_STATEMENTS writes as
+ * CTEs of one statement (one round trip, one snapshot), longer ones and claims in a
+ * transaction; every unit retried after a deadlock or serialization failure.
+ */
+function pgWriteUnits(
+  executor: Executor,
+  threads: ThreadColumns,
+  checkpoints: CheckpointColumns,
+  threadSql: ThreadSqlParts,
+): Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "refreshThread"> {
+  const combine = statementCombiner();
+  const lock = (precondition: Precondition) =>
+    precondition.claim
+      ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
+      : combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`);
+  return {
+    atomically: (statements, precondition) =>
+      retryOnConflict(isConflict, () => writeOnce(executor, combine, lock, statements, precondition)),
+    atomicallyUntilSettled: (statements, unit) =>
+      retryOnConflict(isConflict, () => executor.transaction((tx) => settleIn(tx, statements, unit, lock))),
+    refreshThread: (threadId) =>
+      retryOnConflict(isConflict, () =>
+        executor.transaction(async (tx) => {
+          // Read committed: each statement after the lock sees what committed before it.
+          await tx.all(lockThreadRow(threads, threadId));
+          await tx.run(onConflictThreadRefresh(threads, checkpoints, threadSql, threadId));
+          await tx.run(deleteEmptyThread(threads, checkpoints, threadId));
+        }),
+      ),
+  };
+}
+
+/** One try of a PostgreSQL write unit (see pgWriteUnits). */
+async function writeOnce(
+  executor: Executor,
+  combine: StatementCombiner,
+  lock: (precondition: Precondition) => Statement,
+  statements: Statement[],
+  precondition: Precondition | undefined,
+): Promise<void> {
+  // A single statement is atomic on its own. Several independent data-modifying
+  // statements become CTEs of one statement: one round trip, one snapshot.
+  if (!precondition && statements.length === 1) {
+    await executor.run(statements[0]);
+    return;
+  }
+  // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
+  if (statements.length > CTE_STATEMENTS || precondition?.claim) {
+    await executor.transaction(async (tx) => {
+      if (precondition) {
+        const locked = await tx.all(lock(precondition));
+        if (locked.length === 0) throw precondition.failure();
+      }
+      for (const statement of statements) await tx.run(statement);
+    });
+    return;
+  }
+  const ctes = (writes: SQL[]) => writes.map((write, i) => sql`${sql.raw(`s${i}`)} as (${write})`);
+  if (!precondition) {
+    await executor.run(
+      combine(
+        "ctes",
+        statements,
+        (writes) => sql`with ${sql.join(ctes(writes.slice(0, -1)), sql`, `)} ${writes.at(-1)}`,
+      ),
+    );
+    return;
+  }
+  // The locked rows decide the whole statement: without them, a division by zero
+  // (evaluated at run time, after the lock) aborts every write in it.
+  const guarded = combine(
+    "guarded",
+    [precondition.rows, ...statements],
+    ([rows, ...writes]) =>
+      sql`with guard as (${rows} for share), ${sql.join(ctes(writes), sql`, `)} select 1 / (select count(*) from guard) as found`,
+  );
+  try {
+    await executor.run(guarded);
+  } catch (error) {
+    if (errorCode(error) === "22012") throw precondition.failure();
+    throw error;
+  }
 }

@@ -7,7 +7,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteStoreTables } from "../schema/sqlite.js";
 import type { Executor } from "../sql/executor.js";
 import { retryOnConflict } from "./common-sql.js";
-import { isBusy } from "./sqlite.js";
+import { isBusy } from "./sqlite-units.js";
 import { onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
 import type { FieldKind, StoreDialect, ValueField } from "./store-dialect.js";
 

@@ -8,7 +8,7 @@ import { type SQL, sql, type Table } from "drizzle-orm";
 import type { Executor, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import { retryOnConflict } from "./common-sql.js";
-import { isBusy } from "./sqlite.js";
+import { isBusy } from "./sqlite-units.js";
 import type { VectorIndex, VectorIndexKind, VectorRow } from "./store-vectors.js";
 import { declaredDims, existsFor, forItems, inChunks, vectorBytes, vectorTableName } from "./vector-common.js";
 

@@ -26,11 +26,14 @@ export interface CompiledQuery {
 
 export const isBound = (statement: Statement): statement is Bound => !is(statement, SQL);
 
+/** Combines statements into one SQL text (see statementCombiner). */
+export type StatementCombiner = (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement;
+
 /**
  * Statements combined into one SQL text by `build`. When every part is a template,
  * so is the result, made once per combination.
  */
-export function statementCombiner(): (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement {
+export function statementCombiner(): StatementCombiner {
   const ids = new WeakMap<SQL, number>();
   const combined = new LruCache<SQL>(200);
   let nextId = 0;

@@ -1,0 +1,132 @@
+/**
+ * The SQLite write units: BEGIN IMMEDIATE transactions (the database's write lock taken
+ * up front), one grouped transaction for a driver that groups the writes of one turn of
+ * the event loop, and on a batch-only driver (Cloudflare D1) one batch each, whose
+ * precondition is a statement that fails the batch.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { Executor } from "../sql/executor.js";
+import { isBound, type Statement } from "../sql/statements.js";
+import { errorChain, retryOnConflict, settleIn } from "./common-sql.js";
+import type { CheckpointColumns, Dialect, Precondition, ThreadColumns } from "./dialect.js";
+import { deleteEmptyThread, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
+
+/**
+ * The lock another connection held past the busy timeout (better-sqlite3 and libSQL
+ * name it by SQLite's code): the unit's BEGIN IMMEDIATE failed, so nothing was written.
+ */
+export const isBusy = (error: unknown) =>
+  [...errorChain(error)].some((e) => typeof e.code === "string" && e.code.startsWith("SQLITE_BUSY"));
+
+/** What the SQLite error of a failed guard quotes ("bad JSON path: '<this>'"). */
+const GUARD_FAILED = "langgraph-checkpoint-drizzle: precondition failed";
+
+const guards = new WeakMap<SQL, SQL>();
+
+/**
+ * A statement that fails (and so rolls back) its batch unless `rows`, a select, has a
+ * row: json_extract raises "bad JSON path" for a path not starting with "$", quoting
+ * it. This is how a batch-only driver checks a precondition: nothing can be read
+ * between the statements of a batch, but one of them can stop it.
+ */
+export function guard(rows: Statement): Statement {
+  const wrap = (select: SQL) => {
+    let wrapped = guards.get(select);
+    if (!wrapped) {
+      wrapped = sql`select json_extract('{}', case when exists (${select}) then '$' else '${sql.raw(GUARD_FAILED)}' end)`;
+      guards.set(select, wrapped); // one template per template: compiled once
+    }
+    return wrapped;
+  };
+  return isBound(rows) ? { template: wrap(rows.template), values: rows.values } : wrap(rows);
+}
+
+/** Whether a batch failed on its guard (the message may be wrapped by the driver). */
+function guardFailed(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++, current = current.cause) {
+    if (current.message.includes(GUARD_FAILED)) return true;
+  }
+  return false;
+}
+
+/**
+ * The atomic units on a batch-only driver (Cloudflare D1): each is one batch, which the
+ * database runs as one transaction, alone. A precondition is a guard first in the batch.
+ */
+export function batchUnits(batch: NonNullable<Executor["batch"]>) {
+  const atomically = async (writes: Statement[], precondition?: Precondition) => {
+    if (!precondition) {
+      await batch(writes);
+      return;
+    }
+    try {
+      await batch([guard(precondition.rows), ...writes]);
+    } catch (error) {
+      throw guardFailed(error) ? precondition.failure() : error;
+    }
+  };
+  return { atomically, guardFailed };
+}
+
+/** The write units of the SQLite dialect. */
+export function sqliteWriteUnits(
+  executor: Executor,
+  threads: ThreadColumns,
+  checkpoints: CheckpointColumns,
+  threadSql: ThreadSqlParts,
+): Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "refreshThread"> {
+  const batch = executor.batch?.bind(executor);
+  const batched = batch && batchUnits(batch);
+  return {
+    atomically: (writes, precondition) =>
+      retryOnConflict(isBusy, async () => {
+        if (batched) return batched.atomically(writes, precondition);
+        // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
+        // which already keeps deletes out until commit.
+        if (executor.transactionGrouped) {
+          await executor.transactionGrouped((tx) => {
+            if (precondition && tx.all(precondition.rows).length === 0) throw precondition.failure();
+            for (const write of writes) tx.run(write);
+          });
+          return;
+        }
+        await executor.transaction(async (tx) => {
+          if (precondition && (await tx.all(precondition.rows)).length === 0) throw precondition.failure();
+          for (const write of writes) await tx.run(write);
+        });
+      }),
+    atomicallyUntilSettled: (writes, unit) =>
+      retryOnConflict(isBusy, async () => {
+        // Batch-only: one batch. The rounds below are for a put that committed while the
+        // deletes ran (elsewhere: one that held a lock they waited for). A D1 database runs
+        // its batches and statements one at a time, each batch's statements in one go as one
+        // transaction, so none commits in between: once the batch is done, every row of the
+        // thread is gone and a second round would change nothing. A put landing later finds
+        // its parent gone (its guard fails) or starts the thread anew, as after a settled delete.
+        if (batched) {
+          await batched.atomically([...writes, ...(unit?.after ?? [])], unit?.precondition);
+          return;
+        }
+        // The transaction holds the write lock: the precondition's rows need no lock of their own.
+        await executor.transaction((tx) => settleIn(tx, writes, unit, (precondition) => precondition.rows));
+      }),
+    // The transaction holds the database's write lock: no put runs meanwhile, and no row
+    // is ever held by another transaction, so there is nothing to skip.
+    // A batch runs alone as well.
+    refreshThread: async (threadId) => {
+      const statements = [
+        onConflictThreadRefresh(threads, checkpoints, threadSql, threadId),
+        deleteEmptyThread(threads, checkpoints, threadId),
+      ];
+      if (batch) {
+        await batch(statements);
+        return;
+      }
+      await retryOnConflict(isBusy, () =>
+        executor.transaction(async (tx) => {
+          for (const statement of statements) await tx.run(statement);
+        }),
+      );
+    },
+  };
+}
