@@ -289,3 +289,16 @@ export interface TableStats {
   rows: number;
   bytes: number;
 }
+
+/** The members of a dialect that find, create and lock its migrations table, and apply a migration. */
+export type DialectMigrations = Pick<
+  Dialect,
+  | "migrationsTable"
+  | "migrationsTableExists"
+  | "tablesNamed"
+  | "foreignTables"
+  | "createMigrationsTable"
+  | "lockMigrations"
+  | "migrationRun"
+  | "applyMigration"
+>;

@@ -17,7 +17,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import type { Executor, Runner } from "../sql/executor.js";
-import type { Dialect } from "./dialect.js";
+import type { DialectMigrations } from "./dialect.js";
 
 /** Server errors meaning a DDL statement's effect is already there. */
 const ALREADY_DONE = new Set([
@@ -85,18 +85,7 @@ async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta):
 }
 
 /** The MySQL dialect's part in the migration loop (src/savers/migrations/migrate.ts): the table of applied migrations and its lock. */
-export function mysqlMigrationSteps(
-  executor: Executor,
-): Pick<
-  Dialect,
-  | "migrationsTable"
-  | "migrationsTableExists"
-  | "tablesNamed"
-  | "foreignTables"
-  | "createMigrationsTable"
-  | "lockMigrations"
-  | "applyMigration"
-> {
+export function mysqlMigrationSteps(executor: Executor): DialectMigrations {
   return {
     migrationsTable: async ({ migrationsTable }) => sql`${sql.identifier(migrationsTable)}`,
     async migrationsTableExists({ migrationsTable }) {

@@ -5,7 +5,7 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Executor, Runner } from "../sql/executor.js";
-import type { Dialect, MigrationOptions } from "./dialect.js";
+import type { DialectMigrations, MigrationOptions } from "./dialect.js";
 
 export const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
@@ -23,18 +23,8 @@ export function lockNumber(name: string): number {
   return hash & 0x7fffffff;
 }
 
-type MigrationParts = Pick<
-  Dialect,
-  | "migrationsTable"
-  | "migrationsTableExists"
-  | "tablesNamed"
-  | "foreignTables"
-  | "createMigrationsTable"
-  | "lockMigrations"
->;
-
 /** The migrations members of the PostgreSQL dialect; `tablesSchema` is the schema the tables name, if any. */
-export function pgMigrationParts(executor: Executor, tablesSchema: string | undefined): MigrationParts {
+export function pgMigrationParts(executor: Executor, tablesSchema: string | undefined): DialectMigrations {
   const schemaOf = async (options: MigrationOptions, runner: Runner = executor) =>
     options.migrationsSchema ?? tablesSchema ?? (await currentSchema(runner));
   return {

@@ -5,23 +5,11 @@
  */
 import { sql } from "drizzle-orm";
 import type { Executor } from "../sql/executor.js";
-import type { Dialect } from "./dialect.js";
+import type { DialectMigrations } from "./dialect.js";
 import { batchUnits, guard } from "./sqlite-units.js";
 
-type MigrationParts = Pick<
-  Dialect,
-  | "migrationsTable"
-  | "migrationsTableExists"
-  | "tablesNamed"
-  | "foreignTables"
-  | "createMigrationsTable"
-  | "lockMigrations"
-  | "migrationRun"
-  | "applyMigration"
->;
-
 /** The migrations members of the SQLite dialect. */
-export function sqliteMigrationParts(executor: Executor): MigrationParts {
+export function sqliteMigrationParts(executor: Executor): DialectMigrations {
   const batch = executor.batch?.bind(executor);
   const batched = batch && batchUnits(batch);
   return {
