@@ -169,8 +169,8 @@ export class Sealer {
   private readonly keys = new Map<string, KeyObject>();
   private readonly opened: OpenedValues;
   private readonly activeKey: KeyObject;
-  /** Serializer type to stored type under the active key (a serializer has a handful of types). */
-  private readonly sealedTypes = new Map<string, string>();
+  /** Serializer type to its stored type under the active key, parsed (a serializer has a handful of types). */
+  private readonly activeTypes = new Map<string, { stored: string; parsed: SealedType }>();
   readonly activeKeyId: string;
   readonly allowPlaintext: boolean;
 
@@ -203,12 +203,11 @@ export class Sealer {
    * the process likely reads back soon (a thread's newest channel values, on its next turn).
    */
   seal(type: string, bytes: Uint8Array, place: Place, remember = false): [string, Buffer] {
-    const sealedType = this.storedTypeOf(type);
+    const { stored: sealedType, parsed } = this.activeTypeOf(type);
     // nonce | ciphertext | tag, written in place: GCM's ciphertext is as long as the plaintext.
     const sealed = Buffer.allocUnsafe(NONCE_BYTES + bytes.length + TAG_BYTES);
     writeNonce(sealed);
     const cipher = createCipheriv("aes-256-gcm", this.activeKey, sealed.subarray(0, NONCE_BYTES));
-    const parsed = sealedTypeOf(sealedType) as SealedType;
     const aad = associatedData(parsed, place);
     cipher.setAAD(aad);
     const body = cipher.update(bytes);
@@ -219,18 +218,19 @@ export class Sealer {
     return [sealedType, sealed];
   }
 
-  /** The stored type of a value of serializer type `type` sealed with the active key; remembered per type. */
-  private storedTypeOf(type: string): string {
-    const known = this.sealedTypes.get(type);
+  /** The stored type of a value of serializer type `type` sealed with the active key, parsed; remembered per type. */
+  private activeTypeOf(type: string): { stored: string; parsed: SealedType } {
+    const known = this.activeTypes.get(type);
     if (known !== undefined) return known;
-    const sealedType = `${SEALED_TYPE_PREFIX}${this.activeKeyId}:${type}`;
-    if (sealedType.length > MAX_TYPE_LENGTH) {
+    const stored = `${SEALED_TYPE_PREFIX}${this.activeKeyId}:${type}`;
+    if (stored.length > MAX_TYPE_LENGTH) {
       throw new InvalidInputError(
         `encryption: the serializer's type "${type}" is too long to seal (the stored type is at most ${MAX_TYPE_LENGTH} characters)`,
       );
     }
-    if (this.sealedTypes.size < MAX_REMEMBERED_TYPES) this.sealedTypes.set(type, sealedType);
-    return sealedType;
+    const active = { stored, parsed: sealedTypeOf(stored) as SealedType };
+    if (this.activeTypes.size < MAX_REMEMBERED_TYPES) this.activeTypes.set(type, active);
+    return active;
   }
 
   /**
