@@ -1,9 +1,10 @@
 /**
  * The command line's commands and options, declared with commander; each command's work is
- * in commands/.
+ * in commands/, the options every command shares in command-kit.ts.
  */
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { type CommandKit, commandKit, type DatabaseOptions } from "./command-kit.js";
 import { registerEncryptionCommands } from "./commands/encryption.js";
 import { history, show, type ThreadsOptions, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
@@ -12,8 +13,7 @@ import { registerRetentionCommands } from "./commands/retention.js";
 import { status } from "./commands/status.js";
 import { registerStoreCommands } from "./commands/store.js";
 import { registerTransferCommands } from "./commands/transfer.js";
-import { requireUrl, URL_ENV } from "./database.js";
-import { LAYOUT_ENV, type Layout, type LayoutOptions, resolveLayout } from "./layout.js";
+import { URL_ENV } from "./database.js";
 import {
   type Filter,
   PRUNE_STRATEGIES,
@@ -29,11 +29,6 @@ import { escapeTerminal } from "./terminal-text.js";
 /** The `threads` flags: what the command takes, less what the database options carry. */
 type ThreadsCommandOptions = Omit<ThreadsOptions, "layout" | "json">;
 
-interface DatabaseOptions extends LayoutOptions {
-  url?: string;
-  json?: boolean;
-}
-
 function version(): string {
   try {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -45,73 +40,8 @@ function version(): string {
   }
 }
 
-/** A subcommand with the options every command has: --url (or the environment) and --json. */
-function databaseCommand(program: Command, name: string, description: string): Command {
-  return program
-    .command(name)
-    .description(description)
-    .addOption(
-      new Option(
-        "--url <url>",
-        "database URL: postgres://, postgresql://, mysql://, mariadb://, file:<path> or a path",
-      ).env(URL_ENV),
-    )
-    .option("--json", "machine-readable output: one JSON document, or JSON lines for a stream")
-    .helpOption("-h, --help", "show this help");
-}
-
-/** Where the tables are, as the saver's options say it (see layout.ts). */
-const layoutOptions = (command: Command) =>
-  command
-    .addOption(
-      new Option(
-        "--table-prefix <prefix>",
-        "the application's tables made with checkpointTables({ prefix }); none by default",
-      ).env(LAYOUT_ENV.tablePrefix),
-    )
-    .addOption(
-      new Option(
-        "--schema <schema>",
-        "PostgreSQL: the schema of the tables (the saver's schema option; with --table-prefix, checkpointTables({ prefix, schema })); the search path by default",
-      ).env(LAYOUT_ENV.schema),
-    )
-    .addOption(
-      new Option(
-        "--migrations-table <table>",
-        "the table of the shipped migrations (the saver's migrationsTable); langgraph_checkpoint_migrations by default",
-      ).env(LAYOUT_ENV.migrationsTable),
-    )
-    .addOption(
-      new Option(
-        "--migrations-schema <schema>",
-        "PostgreSQL: the schema of that table (the saver's migrationsSchema); the current schema by default",
-      ).env(LAYOUT_ENV.migrationsSchema),
-    );
-
-const yesOption = () => new Option("-y, --yes", "delete without asking (required when not on a terminal)");
-
-const filterOption = () =>
-  new Option(
-    "--filter <key=value...>",
-    "metadata filter, repeatable; the value is JSON when it parses (step=3 is a number, step='\"3\"' a string)",
-  ).argParser<Filter | undefined>(parseFilter);
-
-const progressOptions = (command: Command) =>
-  command
-    .option("--progress", "show a progress bar on stderr even when it is not a terminal")
-    .option("--no-progress", "never show a progress bar");
-
 /** The command-line program; `out` receives everything printed on stdout, and holds the run's streams. */
 export function buildProgram(out: Output, context: { url?: string } = {}): Command {
-  const urlOf = (options: { url?: string }) => {
-    context.url = requireUrl(options.url);
-    return context.url;
-  };
-  /** The URL and the table layout of a command (the layout is checked against the kind of database). */
-  const target = (options: DatabaseOptions): { url: string; layout: Layout } => {
-    const url = urlOf(options);
-    return { url, layout: resolveLayout(url, options) };
-  };
   const program = new Command("langgraph-checkpoint-drizzle")
     .description(
       "Administer LangGraph checkpoints stored by langgraph-checkpoint-drizzle (PostgreSQL, MySQL/MariaDB, SQLite).\n" +
@@ -130,10 +60,20 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
     .helpCommand("help [command]", "show help for a command")
     .showSuggestionAfterError(true)
     .exitOverride();
-  /** A command on the saver's tables: --url, --json and the layout options. */
-  const tableCommand = (name: string, description: string) =>
-    layoutOptions(databaseCommand(program, name, description));
+  const kit = commandKit(program, out, context);
+  registerSchemaCommands(kit);
+  registerInspectCommands(kit);
+  registerCopyCommand(kit);
+  registerLifecycleCommands(kit);
+  registerRetentionCommands(kit);
+  registerTransferCommands(kit);
+  registerStoreCommands(kit);
+  registerEncryptionCommands(kit);
+  return program;
+}
 
+/** migrate and status: the shipped migrations. */
+function registerSchemaCommands({ out, tableCommand, target }: CommandKit): void {
   tableCommand(
     "migrate",
     "apply the pending shipped migrations (safe when several processes run it at once); tables with a --table-prefix are the application's to migrate",
@@ -159,7 +99,10 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       const { url, layout } = target(options);
       await status(url, { ...options, layout }, out);
     });
+}
 
+/** threads, history and show: reading what is stored. */
+function registerInspectCommands({ out, tableCommand, target, filterOption }: CommandKit): void {
   tableCommand(
     "threads",
     "threads with their root checkpoint count, newest root checkpoint and times (searchThreads), in id order by default",
@@ -214,7 +157,10 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       const { url, layout } = target(options);
       await show(url, { ...options, layout }, out);
     });
+}
 
+/** copy: one thread to many. */
+function registerCopyCommand({ out, tableCommand, target, progressOptions }: CommandKit): void {
   progressOptions(
     tableCommand("copy", "copy a thread (every namespace, writes included) to new, empty threads")
       .argument("<source>", "thread to copy")
@@ -226,7 +172,10 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       await copyThreads(url, source, targets, { ...options, layout }, out);
     },
   );
+}
 
+/** prune and expire: fewer checkpoints, or fewer threads. */
+function registerLifecycleCommands({ out, tableCommand, target, progressOptions, yesOption }: CommandKit): void {
   progressOptions(
     tableCommand("prune", "keep only the newest checkpoint of threads, or delete them")
       .argument("<threads...>", 'thread ids; "-" reads more ids from stdin, one per line')
@@ -284,15 +233,4 @@ export function buildProgram(out: Output, context: { url?: string } = {}): Comma
       await expire(url, { ...options, layout }, out);
     },
   );
-
-  registerRetentionCommands({ out, tableCommand, progressOptions, yesOption, target });
-  registerTransferCommands({ out, tableCommand, target, filterOption, progressOptions });
-  registerStoreCommands(program, {
-    out,
-    command: databaseCommand,
-    target: (options) => ({ url: urlOf(options), json: options.json, schema: options.schema }),
-  });
-  registerEncryptionCommands({ out, tableCommand, progressOptions, target });
-
-  return program;
 }

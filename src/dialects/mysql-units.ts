@@ -51,19 +51,10 @@ type Units = Pick<Dialect, "atomically" | "atomicallyUntilSettled"> & {
   transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
 };
 
-/**
- * The write units of a MySQL dialect over `executor`; `query` reads rows as the dialect
- * does, `checkpoints` is the table whose cached instance a repair flushes.
- */
-export function mysqlUnits(
-  executor: Executor,
-  query: (statement: Statement) => Promise<Row[]>,
-  checkpoints: Table,
-  options: MySqlUnitOptions = {},
-): Units {
-  // Say so clearly instead of letting the server drop the connection mid-write.
+/** A check that a unit fits the server's max_allowed_packet, said clearly instead of the server dropping the connection mid-write. */
+function packetSizeCheck(query: (statement: Statement) => Promise<Row[]>) {
   let maxPacket: Promise<number> | undefined;
-  async function checkPacketSize(queries: CompiledQuery[]): Promise<void> {
+  return async (queries: CompiledQuery[]): Promise<void> => {
     let size = 0;
     for (const compiled of queries) {
       size += compiled.sql.length;
@@ -77,11 +68,13 @@ export function mysqlUnits(
         `this write needs a MySQL packet of about ${size} bytes, more than the server's max_allowed_packet (${limit}): raise max_allowed_packet`,
       );
     }
-  }
+  };
+}
 
-  /** Whether the server runs compound statements outside stored programs (MariaDB); asked once, at the first unit. */
+/** Whether the server runs compound statements outside stored programs (MariaDB); asked once, at the first unit. */
+function compoundSupport(query: (statement: Statement) => Promise<Row[]>, options: MySqlUnitOptions) {
   let compound: Promise<boolean> | undefined;
-  function compoundStatements(): Promise<boolean> {
+  return (): Promise<boolean> => {
     if (options.compoundStatements !== undefined) return Promise.resolve(options.compoundStatements);
     compound ??= query(sql`select @@version as version`).then(
       ([row]) => runsCompoundStatements(String(row?.version)),
@@ -91,7 +84,73 @@ export function mysqlUnits(
       },
     );
     return compound;
+  };
+}
+
+/** The precondition's rows, share-locked; each template built once. */
+const shareLocked = new WeakMap<SQL, SQL>();
+function lockInShareMode(rows: Statement): Statement {
+  if (!isBound(rows)) return sql`${rows} lock in share mode`;
+  let template = shareLocked.get(rows.template);
+  if (!template) {
+    template = sql`${rows.template} lock in share mode`;
+    shareLocked.set(rows.template, template);
   }
+  return { template, values: rows.values };
+}
+
+/** The precondition's rows, locked for this transaction alone; rows another holds are skipped. */
+const claimLocked = (rows: Statement): Statement =>
+  isBound(rows)
+    ? { template: sql`${rows.template} for update skip locked`, values: rows.values }
+    : sql`${rows} for update skip locked`;
+
+const locked = (precondition: Precondition) =>
+  precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows);
+
+/**
+ * The unit as one compound statement. Any error rolls the transaction back and is raised
+ * again unchanged (a deadlock victim keeps errno 1213); a precondition whose rows are
+ * gone signals PRECONDITION_FAILED before anything is written. The transaction is set to
+ * READ COMMITTED, as the interactive path sets it.
+ */
+function compoundUnits() {
+  const combine = statementCombiner();
+  return (statements: Statement[], check?: Statement): Statement =>
+    combine(check ? "compound-checked" : "compound", check ? [check, ...statements] : statements, (sqls) =>
+      sql.join(
+        [
+          sql.raw("begin not atomic"),
+          sql.raw("declare exit handler for sqlexception begin rollback; resignal; end;"),
+          sql.raw("set transaction isolation level read committed;"),
+          sql.raw("start transaction;"),
+          ...(check
+            ? [
+                sql`if not exists (${sqls[0]}) then signal sqlstate '45000' set message_text = ${sql.raw(`'${PRECONDITION_FAILED}'`)}; end if;`,
+              ]
+            : []),
+          ...sqls.slice(check ? 1 : 0).map((write) => sql`${write};`),
+          sql.raw("commit;"),
+          sql.raw("end"),
+        ],
+        sql`\n`,
+      ),
+    );
+}
+
+/**
+ * The write units of a MySQL dialect over `executor`; `query` reads rows as the dialect
+ * does, `checkpoints` is the table whose cached instance a repair flushes.
+ */
+export function mysqlUnits(
+  executor: Executor,
+  query: (statement: Statement) => Promise<Row[]>,
+  checkpoints: Table,
+  options: MySqlUnitOptions = {},
+): Units {
+  const checkPacketSize = packetSizeCheck(query);
+  const compoundStatements = compoundSupport(query, options);
+  const compoundUnit = compoundUnits();
 
   /**
    * A write unit, run again when InnoDB chose it as a deadlock victim (rolled back whole),
@@ -112,54 +171,6 @@ export function mysqlUnits(
   function transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
     return retryingWrite(() => executor.transaction(work));
   }
-
-  /** The precondition's rows, share-locked; built once per template. */
-  const shareLocked = new WeakMap<SQL, SQL>();
-  const lockInShareMode = (rows: Statement): Statement => {
-    if (!isBound(rows)) return sql`${rows} lock in share mode`;
-    let template = shareLocked.get(rows.template);
-    if (!template) {
-      template = sql`${rows.template} lock in share mode`;
-      shareLocked.set(rows.template, template);
-    }
-    return { template, values: rows.values };
-  };
-
-  /** The precondition's rows, locked for this transaction alone; rows another holds are skipped. */
-  const claimLocked = (rows: Statement): Statement =>
-    isBound(rows)
-      ? { template: sql`${rows.template} for update skip locked`, values: rows.values }
-      : sql`${rows} for update skip locked`;
-  const locked = (precondition: Precondition) =>
-    precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows);
-
-  /**
-   * The unit as one compound statement. Any error rolls the transaction back and is raised
-   * again unchanged (a deadlock victim keeps errno 1213); a precondition whose rows are
-   * gone signals PRECONDITION_FAILED before anything is written. The transaction is set to
-   * READ COMMITTED, as the interactive path sets it.
-   */
-  const combine = statementCombiner();
-  const compoundUnit = (statements: Statement[], check?: Statement): Statement =>
-    combine(check ? "compound-checked" : "compound", check ? [check, ...statements] : statements, (sqls) =>
-      sql.join(
-        [
-          sql.raw("begin not atomic"),
-          sql.raw("declare exit handler for sqlexception begin rollback; resignal; end;"),
-          sql.raw("set transaction isolation level read committed;"),
-          sql.raw("start transaction;"),
-          ...(check
-            ? [
-                sql`if not exists (${sqls[0]}) then signal sqlstate '45000' set message_text = ${sql.raw(`'${PRECONDITION_FAILED}'`)}; end if;`,
-              ]
-            : []),
-          ...sqls.slice(check ? 1 : 0).map((write) => sql`${write};`),
-          sql.raw("commit;"),
-          sql.raw("end"),
-        ],
-        sql`\n`,
-      ),
-    );
 
   return {
     transaction,

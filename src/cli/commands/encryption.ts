@@ -2,7 +2,8 @@
  * The `rekey` command: re-seals every stored value under the active key (keys from the
  * environment, cli/keys.ts), in batches, resumable, printing its progress on stderr.
  */
-import type { Command } from "commander";
+
+import type { CommandKit } from "../command-kit.js";
 import { withSaver } from "../database.js";
 import { UsageError } from "../errors.js";
 import { ACTIVE_KEY_ENV, encryptionFromEnv, KEYS_ENV } from "../keys.js";
@@ -51,15 +52,7 @@ export function describeStatus(status: { keys: Record<string, number>; plaintext
   return parts.join(", ");
 }
 
-/** What program.ts lends the encryption commands. */
-export interface EncryptionCommandKit {
-  out: Output;
-  tableCommand: (name: string, description: string) => Command;
-  progressOptions: (command: Command) => Command;
-  target: (options: { url?: string; json?: boolean }) => { url: string; layout: Layout };
-}
-
-export function registerEncryptionCommands({ out, tableCommand, progressOptions, target }: EncryptionCommandKit): void {
+export function registerEncryptionCommands({ out, tableCommand, progressOptions, target }: CommandKit): void {
   progressOptions(
     tableCommand(
       "rekey",

@@ -2,9 +2,11 @@
  * The `sweep`, `pin` and `unpin` commands: one retention pass over the idle unpinned
  * threads, and taking threads out of retention or giving them back.
  */
-import { type Command, InvalidArgumentError, Option } from "commander";
+
+import { InvalidArgumentError, Option } from "commander";
 import { parseDuration } from "../../duration.js";
 import type { DrizzleSaver, SweepResult } from "../../index.js";
+import type { CommandKit } from "../command-kit.js";
 import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
@@ -139,17 +141,7 @@ async function setPinned(
   });
 }
 
-/** What program.ts lends the retention commands. */
-export interface RetentionCommandKit {
-  out: Output;
-  tableCommand: (name: string, description: string) => Command;
-  progressOptions: (command: Command) => Command;
-  yesOption: () => Option;
-  target: (options: { url?: string; json?: boolean }) => { url: string; layout: Layout };
-}
-
-export function registerRetentionCommands(kit: RetentionCommandKit): void {
-  const { out, tableCommand, progressOptions, yesOption, target } = kit;
+export function registerRetentionCommands({ out, tableCommand, progressOptions, yesOption, target }: CommandKit): void {
   progressOptions(
     tableCommand("sweep", "one retention pass: delete or prune every unpinned thread idle for a duration (sweep)")
       .requiredOption(

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import type { Item } from "@langchain/langgraph-checkpoint";
 import type { Command } from "commander";
 import { DrizzleStore } from "../../index.js";
+import type { CommandKit } from "../command-kit.js";
 import { openFailure, sqlitePath } from "../database.js";
 import { CliError } from "../errors.js";
 import { encryptionFromEnv } from "../keys.js";
@@ -78,15 +79,30 @@ async function printItems(out: Output, items: Item[], json?: boolean): Promise<v
   );
 }
 
-export interface StoreCommandFactory {
-  /** A subcommand of `parent` with --url and --json. */
-  command(parent: Command, name: string, description: string): Command;
-  /** The URL of the options (--url or the environment) and the rest. */
-  target(options: CommonOptions): StoreCommandOptions;
-  out: Output;
+/** The `store ls` flags. */
+interface ListOptions extends CommonOptions {
+  prefix?: string;
+  suffix?: string;
+  maxDepth?: number;
+  limit?: number;
+  offset?: number;
 }
 
-export function registerStoreCommands(program: Command, { command, target, out }: StoreCommandFactory): void {
+async function list(opts: StoreCommandOptions, options: ListOptions, out: Output): Promise<void> {
+  await withStore(opts, async (s) => {
+    const found = await s.listNamespaces({
+      prefix: options.prefix === undefined ? undefined : labels(options.prefix),
+      suffix: options.suffix === undefined ? undefined : labels(options.suffix),
+      maxDepth: options.maxDepth,
+      limit: options.limit,
+      offset: options.offset,
+    });
+    for (const namespace of found) await (opts.json ? out.json(namespace) : out.line(namespace.join(".")));
+  });
+}
+
+export function registerStoreCommands({ program, databaseCommand: command, url, out }: CommandKit): void {
+  const target = (options: CommonOptions): StoreCommandOptions => ({ ...options, url: url(options) });
   const store = program
     .command("store")
     .description("the long-term memory of DrizzleStore: namespaces, items, search, expired items")
@@ -99,29 +115,7 @@ export function registerStoreCommands(program: Command, { command, target, out }
     .option("--max-depth <n>", "truncate namespaces to n labels", parsePositive)
     .option("--limit <n>", "at most n namespaces (default 100)", parseCount)
     .option("--offset <n>", "skip the first n namespaces", parseCount)
-    .action(
-      async (
-        options: CommonOptions & {
-          prefix?: string;
-          suffix?: string;
-          maxDepth?: number;
-          limit?: number;
-          offset?: number;
-        },
-      ) => {
-        const opts = target(options);
-        await withStore(opts, async (s) => {
-          const found = await s.listNamespaces({
-            prefix: options.prefix === undefined ? undefined : labels(options.prefix),
-            suffix: options.suffix === undefined ? undefined : labels(options.suffix),
-            maxDepth: options.maxDepth,
-            limit: options.limit,
-            offset: options.offset,
-          });
-          for (const namespace of found) await (opts.json ? out.json(namespace) : out.line(namespace.join(".")));
-        });
-      },
-    );
+    .action((options: ListOptions) => list(target(options), options, out));
 
   withSchema(command(store, "get", "one item, as JSON"))
     .argument("<namespace>", "labels joined by '.'")

@@ -2,6 +2,7 @@
  * The `import` and `export` commands, over src/transfer: threads copied in from another
  * database or an export file, and written out as JSON lines.
  */
+
 import { type Command, Option } from "commander";
 import {
   type DatabaseSourceOptions,
@@ -15,6 +16,7 @@ import {
   type SourceFormat,
   type TransferProgress,
 } from "../../transfer/index.js";
+import type { CommandKit } from "../command-kit.js";
 import { confirmDeletion } from "../confirm.js";
 import { withSaver } from "../database.js";
 import { CliError, UsageError } from "../errors.js";
@@ -24,17 +26,6 @@ import type { Layout, LayoutOptions } from "../layout.js";
 import { type Filter, parseSize } from "../options.js";
 import { type Output, plural } from "../output.js";
 import { type Progress, startProgress } from "../progress.js";
-
-/** What program.ts lends these commands, so they read like its own. */
-export interface TransferCommandKit {
-  out: Output;
-  /** A command on the saver's tables at --url: --url, --json and the layout options (--table-prefix, --schema, ...). */
-  tableCommand(name: string, description: string): Command;
-  /** The URL and the table layout of a command, as every other command reads them. */
-  target(options: LayoutOptions & { url?: string }): { url: string; layout: Layout };
-  filterOption(): Option;
-  progressOptions(command: Command): Command;
-}
 
 interface SourceFlags extends LayoutOptions {
   url?: string;
@@ -113,7 +104,7 @@ type ImportFlags = SourceFlags & {
 };
 type ExportFlags = SourceFlags & { filter?: Filter; out?: string; force?: boolean; decrypt?: boolean };
 
-async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise<void> {
+async function runImport(kit: CommandKit, options: ImportFlags): Promise<void> {
   const { url, layout } = kit.target(options);
   if ((options.from === undefined) === (options.file === undefined)) {
     throw new UsageError("give the source with exactly one of --from <url> and --file <path>");
@@ -163,7 +154,7 @@ async function runImport(kit: TransferCommandKit, options: ImportFlags): Promise
   await printImport(kit.out, summary, options.json);
 }
 
-async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise<void> {
+async function runExport(kit: CommandKit, options: ExportFlags): Promise<void> {
   const { url, layout } = kit.target(options);
   if (options.force && options.out === undefined) throw new UsageError("--force applies to --out only");
   const decrypt = options.decrypt ? encryptionFromEnv() : undefined;
@@ -200,7 +191,7 @@ async function runExport(kit: TransferCommandKit, options: ExportFlags): Promise
   if (summary.failed.length > 0) throw new CliError(`${plural(summary.failed.length, "thread")} failed`);
 }
 
-export function registerTransferCommands(kit: TransferCommandKit): void {
+export function registerTransferCommands(kit: CommandKit): void {
   kit
     .progressOptions(
       sourceOptions(
