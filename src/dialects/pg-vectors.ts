@@ -3,7 +3,7 @@
  * installed, or PGlite with its vector extension). Vectors in a side table of `vector(dims)`
  * with an HNSW index on cosine distance; `hnsw.ef_search` follows the k asked for.
  */
-import { sql } from "drizzle-orm";
+import { type SQLWrapper, sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { VectorIndexError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
@@ -16,6 +16,28 @@ const MAX_EF_SEARCH = 1000;
 
 /** A vector as pgvector's text input: float32 values print and parse back exactly. */
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(",")}]`;
+
+/** Says clearly when the server cannot have pgvector at all. */
+async function requireExtension(executor: Executor): Promise<void> {
+  const [available] = await executor.all(
+    sql`select exists (select 1 from pg_available_extensions where name = 'vector') as available`,
+  );
+  if (!available?.available) {
+    throw new VectorIndexError(
+      "index.native: this PostgreSQL has no pgvector extension (install pgvector on the server; on PGlite pass extensions: { vector } from @electric-sql/pglite-pgvector)",
+    );
+  }
+}
+
+/** The side table of `dims`-dimensional vectors, one row per (item, embedded field), and its HNSW index. */
+async function createSideTable(tx: Runner, table: SQLWrapper, name: string, dims: number): Promise<void> {
+  await tx.script(sql`create table ${table} (
+    ns_path text collate "C" not null, item_key text collate "C" not null, seq integer not null,
+    embedding vector(${sql.raw(String(dims))}) not null, primary key (ns_path, item_key, seq))`);
+  await tx.script(
+    sql`create index ${sql.identifier(`${name}_hnsw`)} on ${table} using hnsw (embedding vector_cosine_ops)`,
+  );
+}
 
 export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
   const { schema } = getTableConfig(items);
@@ -39,14 +61,7 @@ export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
     kind: "pgvector",
     maxK: MAX_EF_SEARCH,
     async setup(dims, fill) {
-      const [available] = await executor.all(
-        sql`select exists (select 1 from pg_available_extensions where name = 'vector') as available`,
-      );
-      if (!available?.available) {
-        throw new VectorIndexError(
-          "index.native: this PostgreSQL has no pgvector extension (install pgvector on the server; on PGlite pass extensions: { vector } from @electric-sql/pglite-pgvector)",
-        );
-      }
+      await requireExtension(executor);
       return executor.transaction(async (tx) => {
         // Serialises concurrent setup() calls across processes until the transaction ends.
         await tx.all(sql`select pg_advisory_xact_lock(${lockNumber(`vectors:${regclass}`)})`);
@@ -58,12 +73,7 @@ export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
           });
         }
         if (existsFor(await existing(tx), dims, regclass)) return false;
-        await tx.script(sql`create table ${table} (
-          ns_path text collate "C" not null, item_key text collate "C" not null, seq integer not null,
-          embedding vector(${sql.raw(String(dims))}) not null, primary key (ns_path, item_key, seq))`);
-        await tx.script(
-          sql`create index ${sql.identifier(`${name}_hnsw`)} on ${table} using hnsw (embedding vector_cosine_ops)`,
-        );
+        await createSideTable(tx, table, name, dims);
         await fill(tx);
         return true;
       });
