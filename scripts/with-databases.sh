@@ -50,12 +50,15 @@ start_postgres() {
 start_mariadb() {
   local server; server=$(command -v mariadbd || command -v mysqld)
   mkdir -p "$work/mysql"
-  mariadb-install-db --no-defaults --datadir="$work/mysql/data" --user=root --auth-root-authentication-method=normal >/dev/null 2>&1
+  # Its output is kept for the one case it explains: a server that then does not start.
+  mariadb-install-db --no-defaults --datadir="$work/mysql/data" --user=root --auth-root-authentication-method=normal \
+    >"$work/mysql/install.log" 2>&1 || { log "mariadb-install-db failed:"; tail -20 "$work/mysql/install.log" >&2; return 1; }
   "$server" --no-defaults --datadir="$work/mysql/data" --user=root --bind-address=127.0.0.1 \
     --port="$MYSQL_PORT" --socket="$work/mysql/sock" --pid-file="$work/mysql/pid" \
     --innodb-flush-log-at-trx-commit=2 --max-connections=300 --max-allowed-packet=256M \
     --log-error="$work/mysql/log" &
-  wait_for_mariadb "[databases] MariaDB" "$work/mysql/sock" $! "$work/mysql/log"
+  wait_for_mariadb "[databases] MariaDB" "$work/mysql/sock" $! "$work/mysql/log" ||
+    { log "what mariadb-install-db said:"; tail -20 "$work/mysql/install.log" >&2; return 1; }
   mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "
     create database langgraph character set utf8mb4;
     create user 'langgraph'@'127.0.0.1' identified by 'langgraph';
