@@ -12,7 +12,7 @@ export interface BenchConfig {
   steps: number;
   /** Concurrent writers on the write path. */
   writers: number;
-  /** The write path is split into this many rounds, rotating through the savers, so noise spreads evenly. */
+  /** The write path is split into this many rounds, the savers in a new random order each, so noise spreads evenly. */
   rounds: number;
   /**
    * Checkpoints per saver for the read measurements: the threads written through the

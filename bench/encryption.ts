@@ -1,16 +1,18 @@
 /**
  * Encryption at rest, its cost: the same saver with and without `encryption`, on SQLite
  * and PostgreSQL, and without the memory of opened values (cacheBytes 0), measured in
- * interleaved rounds (the order rotating each round) so load from other jobs falls on all alike. Writes: put + putWrites of the
- * growing-message workload; reads: getTuple of a thread's latest checkpoint.
+ * interleaved rounds (a new seeded random order each round) so load from other jobs falls on all
+ * alike. Writes: put + putWrites of the growing-message workload; reads: getTuple of a thread's
+ * latest checkpoint.
  *
  *   npm run bench:encryption        # BENCH_ROUNDS (default 8) x BENCH_THREADS (default 20) x 10 steps
  *
  * Prints, per family, the median ratio encrypted / plain and the spread of the rounds'
  * ratios (min..max): the figure in BENCHMARKS.md's encryption section.
  */
+import { median } from "./stats.js";
 import { oursPostgres, oursSqlite, type Subject, Workspace } from "./subjects.js";
-import { threadIdOf, writeThread } from "./workload.js";
+import { shuffledOrders, threadIdOf, writeThread } from "./workload.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const THREADS = Number(process.env.BENCH_THREADS ?? 20);
@@ -35,12 +37,6 @@ async function round(subject: Subject, n: number): Promise<Round> {
   return { writeMs, readMs: performance.now() - start };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 /** Per round, time encrypted / plain for writes and getTuple, for each encrypted subject. */
 async function compare(family: string, plain: Subject, encrypted: Subject[]): Promise<void> {
   const subjects = [plain, ...encrypted];
@@ -48,11 +44,10 @@ async function compare(family: string, plain: Subject, encrypted: Subject[]): Pr
   for (const [i, subject] of subjects.entries()) await round(subject, ROUNDS * 2 + i);
   const writes = encrypted.map((): number[] => []);
   const reads = encrypted.map((): number[] => []);
+  const order = shuffledOrders(subjects, 5);
   for (let n = 0; n < ROUNDS; n++) {
-    // Rotated order, so no subject always runs first or last.
-    const order = subjects.map((_, i) => subjects[(i + n) % subjects.length]);
     const results = new Map<Subject, Round>();
-    for (const subject of order) results.set(subject, await round(subject, n));
+    for (const subject of order()) results.set(subject, await round(subject, n));
     const p = results.get(plain) as Round;
     for (const [i, subject] of encrypted.entries()) {
       const e = results.get(subject) as Round;

@@ -9,7 +9,7 @@
  *
  * Savers: ours (plain and encrypted) and the official on SQLite and PostgreSQL, MemorySaver, and
  * ours on MariaDB (no official saver there). Prints, per saver, the time per thread (medians of interleaved rounds,
- * the order rotating each round) for 5 and 20 turns, and the median latency of each call the
+ * a new seeded random order each round) for 5 and 20 turns, and the median latency of each call the
  * graph made in the 5-turn sync runs. Every other turn asks for a tool call, so a turn is two
  * or four steps.
  */
@@ -17,6 +17,7 @@ import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { buildChatGraph } from "../test/graphs/chat-graph.js";
 import { formatMs, median, progress, progressDone } from "./stats.js";
 import { SUBJECTS, type Subject, type SubjectName, Workspace } from "./subjects.js";
+import { shuffledOrders } from "./workload.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const THREADS = Number(process.env.BENCH_THREADS ?? 8);
@@ -105,17 +106,15 @@ async function check(savers: Measured[]): Promise<void> {
   }
 }
 
-/** A check and one warm-up round, then ROUNDS rounds of every case on every saver, the order rotating. */
+/** A check and one warm-up round, then ROUNDS rounds of every case on every saver, each in a new random order. */
 async function measure(savers: Measured[]): Promise<void> {
   await check(savers);
   for (const measured of savers) for (const c of CASES) await runCase(measured, c, false);
+  const order = shuffledOrders(savers, 4);
   for (let round = 0; round < ROUNDS; round++) {
     progress(`[graph] round ${round + 1} of ${ROUNDS}`);
     for (const c of CASES) {
-      for (let i = 0; i < savers.length; i++) {
-        const measured = savers[(i + round) % savers.length];
-        measured.perThread.get(c.name)?.push(await runCase(measured, c, true));
-      }
+      for (const measured of order()) measured.perThread.get(c.name)?.push(await runCase(measured, c, true));
     }
   }
   progressDone(`[graph] ${ROUNDS} rounds of ${THREADS} threads per case and saver`);

@@ -33,7 +33,7 @@ import {
 } from "./report.js";
 import { every, formatMs, formatNumber, median, now, progress, progressDone } from "./stats.js";
 import { SUBJECT_NAMES, SUBJECTS, type Subject, type SubjectName, Workspace } from "./subjects.js";
-import { type BenchMetadata, rng, threadIdOf, userIndexOf, writeThreads } from "./workload.js";
+import { type BenchMetadata, rng, shuffledOrders, threadIdOf, userIndexOf, writeThreads } from "./workload.js";
 
 const REPORT_PATH = fileURLToPath(new URL("../BENCHMARKS.md", import.meta.url));
 const FILTER_STEP = 3;
@@ -62,23 +62,6 @@ interface Run {
 
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
-}
-
-/**
- * The savers in a new random order for every round or sample (seeded: runs repeat). In a
- * fixed cyclic order each saver ran right after the same one every time, and which one
- * came before moved a saver's read medians by up to 45% (BENCHMARKS.md, Method).
- */
-function shuffledOrders<T>(items: readonly T[], seed: number): () => T[] {
-  const random = rng(seed);
-  return () => {
-    const order = [...items];
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [order[i], order[j]] = [order[j] as T, order[i] as T];
-    }
-    return order;
-  };
 }
 
 function command(): string {
