@@ -259,7 +259,7 @@ export class Sealer {
         `${describe(where)} is sealed with key "${sealed.keyId}", which is not among the keys given`,
       );
     }
-    if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where);
+    if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where, sealed.keyId);
     const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     // The place as the associated data holds it: the memory compares it byte for byte.
     const aad = associatedData(sealed, place);
@@ -276,7 +276,7 @@ export class Sealer {
       this.opened.remember(storedType, data, placeBytes, plain);
       return [sealed.type, plain];
     } catch (error) {
-      throw this.tampered(where, error);
+      throw this.tampered(where, sealed.keyId, error);
     }
   }
 
@@ -290,9 +290,10 @@ export class Sealer {
     return parseSealedType(storedType)?.keyId === this.activeKeyId;
   }
 
-  private tampered(where: string | (() => string), cause?: unknown): DecryptionError {
+  /** The same failure for all three causes: GCM cannot tell them apart, so the message names each. */
+  private tampered(where: string | (() => string), keyId: string, cause?: unknown): DecryptionError {
     return new DecryptionError(
-      `${describe(where)} fails its integrity check: it was changed, or copied from another place (thread, channel, checkpoint, store namespace or key)`,
+      `${describe(where)} fails its integrity check: it was changed, copied from another place (thread, channel, checkpoint, store namespace or key), or sealed with other key material under the id "${keyId}"`,
       { cause },
     );
   }

@@ -198,6 +198,21 @@ describe.each(DIALECTS)("encryption at rest on %s", (dialect: DialectName) => {
     }
   });
 
+  it("other key material under a known key id fails with DecryptionError naming the id, not MissingKeyError", async () => {
+    await grow(saver, "wrong-material", "WRONG");
+    const impostor = await DrizzleSaver.fromUrl(url, {
+      encryption: { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1", cacheBytes: 0 },
+    });
+    try {
+      const error = await impostor.getTuple({ configurable: { thread_id: "wrong-material" } }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DecryptionError);
+      expect(error).not.toBeInstanceOf(MissingKeyError);
+      expect(String(error)).toMatch(/thread "wrong-material".*other key material under the id "k1"/);
+    } finally {
+      await impostor.close();
+    }
+  });
+
   it("a value copied by SQL to another thread, another channel or another version fails with DecryptionError", async () => {
     await grow(saver, "swap-a", "SWAP-A");
     await grow(saver, "swap-b", "SWAP-B");
