@@ -51,8 +51,14 @@ type Units = Pick<Dialect, "atomically" | "atomicallyUntilSettled"> & {
   transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
 };
 
-/** A check that a unit fits the server's max_allowed_packet, said clearly instead of the server dropping the connection mid-write. */
-function packetSizeCheck(query: (statement: Statement) => Promise<Row[]>) {
+/** How the dialect reads rows. */
+type RowQuery = (statement: Statement) => Promise<Row[]>;
+
+/**
+ * A check that a unit fits the server's max_allowed_packet: said clearly, instead of the
+ * server dropping the connection mid-write.
+ */
+function packetSizeCheck(query: RowQuery) {
   let maxPacket: Promise<number> | undefined;
   return async (queries: CompiledQuery[]): Promise<void> => {
     let size = 0;
@@ -72,7 +78,7 @@ function packetSizeCheck(query: (statement: Statement) => Promise<Row[]>) {
 }
 
 /** Whether the server runs compound statements outside stored programs (MariaDB); asked once, at the first unit. */
-function compoundSupport(query: (statement: Statement) => Promise<Row[]>, options: MySqlUnitOptions) {
+function compoundSupport(query: RowQuery, options: MySqlUnitOptions) {
   let compound: Promise<boolean> | undefined;
   return (): Promise<boolean> => {
     if (options.compoundStatements !== undefined) return Promise.resolve(options.compoundStatements);
@@ -144,7 +150,7 @@ function compoundUnits() {
  */
 export function mysqlUnits(
   executor: Executor,
-  query: (statement: Statement) => Promise<Row[]>,
+  query: RowQuery,
   checkpoints: Table,
   options: MySqlUnitOptions = {},
 ): Units {
