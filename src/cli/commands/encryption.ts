@@ -2,7 +2,6 @@
  * The `rekey` command: re-seals every stored value under the active key (keys from the
  * environment, cli/keys.ts), in batches, resumable, printing its progress on stderr.
  */
-
 import type { CommandKit } from "../command-kit.js";
 import { withSaver } from "../database.js";
 import { UsageError } from "../errors.js";

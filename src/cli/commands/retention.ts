@@ -2,7 +2,6 @@
  * The `sweep`, `pin` and `unpin` commands: one retention pass over the idle unpinned
  * threads, and taking threads out of retention or giving them back.
  */
-
 import { InvalidArgumentError, Option } from "commander";
 import { parseDuration } from "../../duration.js";
 import type { DrizzleSaver, SweepResult } from "../../index.js";

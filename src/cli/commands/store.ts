@@ -88,8 +88,8 @@ interface ListOptions extends CommonOptions {
   offset?: number;
 }
 
-async function list(opts: StoreCommandOptions, options: ListOptions, out: Output): Promise<void> {
-  await withStore(opts, async (s) => {
+async function list(options: ListOptions & StoreCommandOptions, out: Output): Promise<void> {
+  await withStore(options, async (s) => {
     const found = await s.listNamespaces({
       prefix: options.prefix === undefined ? undefined : labels(options.prefix),
       suffix: options.suffix === undefined ? undefined : labels(options.suffix),
@@ -97,12 +97,12 @@ async function list(opts: StoreCommandOptions, options: ListOptions, out: Output
       limit: options.limit,
       offset: options.offset,
     });
-    for (const namespace of found) await (opts.json ? out.json(namespace) : out.line(namespace.join(".")));
+    for (const namespace of found) await (options.json ? out.json(namespace) : out.line(namespace.join(".")));
   });
 }
 
 export function registerStoreCommands({ program, databaseCommand: command, url, out }: CommandKit): void {
-  const target = (options: CommonOptions): StoreCommandOptions => ({ ...options, url: url(options) });
+  const target = <T extends CommonOptions>(options: T): T & StoreCommandOptions => ({ ...options, url: url(options) });
   const store = program
     .command("store")
     .description("the long-term memory of DrizzleStore: namespaces, items, search, expired items")
@@ -115,7 +115,7 @@ export function registerStoreCommands({ program, databaseCommand: command, url, 
     .option("--max-depth <n>", "truncate namespaces to n labels", parsePositive)
     .option("--limit <n>", "at most n namespaces (default 100)", parseCount)
     .option("--offset <n>", "skip the first n namespaces", parseCount)
-    .action((options: ListOptions) => list(target(options), options, out));
+    .action((options: ListOptions) => list(target(options), out));
 
   withSchema(command(store, "get", "one item, as JSON"))
     .argument("<namespace>", "labels joined by '.'")
