@@ -98,6 +98,20 @@ function insertSql(hashed: HashedColumns, { table, columns: given, rows: givenRo
   return sql`${insertValues(table, columns, rows)} on duplicate key update ${assignments}`;
 }
 
+/**
+ * Rows of a statement. Ids are VARBINARY (see the schema) and come back as bytes, also where
+ * a UNION merges them with text into a BLOB type: every result column but the payloads is text.
+ */
+async function queryRows(runner: Runner, statement: Statement): Promise<Row[]> {
+  const rows = await runner.all(statement);
+  for (const row of rows) {
+    for (const [name, value] of Object.entries(row)) {
+      if (Buffer.isBuffer(value) && !PAYLOAD_COLUMNS.has(name)) row[name] = value.toString("utf8");
+    }
+  }
+  return rows;
+}
+
 export function mysqlDialect(
   executor: Executor,
   tables: MySqlCheckpointTables,
@@ -123,26 +137,14 @@ export function mysqlDialect(
     [checkpointWrites.checkpointNs, checkpointWrites.nsHash],
     [checkpointWrites.taskId, checkpointWrites.taskHash],
   ]);
-
-  async function query(statement: Statement, runner: Runner = executor): Promise<Row[]> {
-    const rows = await runner.all(statement);
-    // Ids are VARBINARY (see the schema) and come back as bytes, also where a UNION
-    // merges them with text into a BLOB type: every result column but the payloads is text.
-    for (const row of rows) {
-      for (const [name, value] of Object.entries(row)) {
-        if (Buffer.isBuffer(value) && !PAYLOAD_COLUMNS.has(name)) row[name] = value.toString("utf8");
-      }
-    }
-    return rows;
-  }
-
+  const query = (statement: Statement) => queryRows(executor, statement);
   const units = mysqlUnits(executor, query, checkpoints, options);
 
   return {
     name: "mysql",
     columns,
     executor,
-    query: (statement) => query(statement),
+    query,
     atomically: units.atomically,
     atomicallyUntilSettled: units.atomicallyUntilSettled,
     threadPut: (values) => [
