@@ -6,11 +6,11 @@
  * stored programs: there, and for claims, the unit is an interactive transaction. Either
  * way a deadlock victim runs again, as does a unit refused by a broken table instance.
  */
-import { type SQL, sql, type Table } from "drizzle-orm";
+import { sql, type Table } from "drizzle-orm";
 import { InvalidInputError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { mysqlLiteralLength } from "../sql/mysql-literals.js";
-import { type CompiledQuery, isBound, type Statement, statementCombiner } from "../sql/statements.js";
+import { type CompiledQuery, type Statement, type StatementCombiner, statementCombiner } from "../sql/statements.js";
 import { errorChain, retryOnConflict, settleIn } from "./common-sql.js";
 import type { Dialect, Precondition, Row } from "./dialect.js";
 import { flushTableCache, isBrokenTriggerCache } from "./mysql-trigger-cache.js";
@@ -93,26 +93,13 @@ function compoundSupport(query: RowQuery, options: MySqlUnitOptions) {
   };
 }
 
-/** The precondition's rows, share-locked; each template built once. */
-const shareLocked = new WeakMap<SQL, SQL>();
-function lockInShareMode(rows: Statement): Statement {
-  if (!isBound(rows)) return sql`${rows} lock in share mode`;
-  let template = shareLocked.get(rows.template);
-  if (!template) {
-    template = sql`${rows.template} lock in share mode`;
-    shareLocked.set(rows.template, template);
-  }
-  return { template, values: rows.values };
+/** The precondition's rows, locked: shared, or for a claim this transaction's alone (rows another holds skipped). */
+function preconditionLocks(combine: StatementCombiner) {
+  return (precondition: Precondition): Statement =>
+    precondition.claim
+      ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
+      : combine("share", [precondition.rows], ([rows]) => sql`${rows} lock in share mode`);
 }
-
-/** The precondition's rows, locked for this transaction alone; rows another holds are skipped. */
-const claimLocked = (rows: Statement): Statement =>
-  isBound(rows)
-    ? { template: sql`${rows.template} for update skip locked`, values: rows.values }
-    : sql`${rows} for update skip locked`;
-
-const locked = (precondition: Precondition) =>
-  precondition.claim ? claimLocked(precondition.rows) : lockInShareMode(precondition.rows);
 
 /**
  * The unit as one compound statement. Any error rolls the transaction back and is raised
@@ -120,8 +107,7 @@ const locked = (precondition: Precondition) =>
  * gone signals PRECONDITION_FAILED before anything is written. The transaction is set to
  * READ COMMITTED, as the interactive path sets it.
  */
-function compoundUnits() {
-  const combine = statementCombiner();
+function compoundUnits(combine: StatementCombiner) {
   return (statements: Statement[], check?: Statement): Statement =>
     combine(check ? "compound-checked" : "compound", check ? [check, ...statements] : statements, (sqls) =>
       sql.join(
@@ -156,7 +142,9 @@ export function mysqlUnits(
 ): Units {
   const checkPacketSize = packetSizeCheck(query);
   const compoundStatements = compoundSupport(query, options);
-  const compoundUnit = compoundUnits();
+  const combine = statementCombiner();
+  const compoundUnit = compoundUnits(combine);
+  const locked = preconditionLocks(combine);
 
   /**
    * A write unit, run again when InnoDB chose it as a deadlock victim (rolled back whole),
@@ -188,7 +176,7 @@ export function mysqlUnits(
         return;
       }
       if (!precondition?.claim && (await compoundStatements())) {
-        const unit = compoundUnit(statements, precondition && lockInShareMode(precondition.rows));
+        const unit = compoundUnit(statements, precondition && locked(precondition));
         await retryingWrite(() => executor.run(unit)).catch((error: unknown) => {
           throw precondition && isFailedPrecondition(error) ? precondition.failure() : error;
         });
