@@ -2,7 +2,7 @@
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import { WriteConflictError } from "../errors.js";
 import type { Runner } from "../sql/executor.js";
-import type { Statement } from "../sql/statements.js";
+import { type Statement, valueList } from "../sql/statements.js";
 import type { BlobColumns, InsertSpec, Precondition, SettledUnit } from "./dialect.js";
 
 const names = (columns: Column[]) =>
@@ -14,13 +14,7 @@ const names = (columns: Column[]) =>
 /** `insert into t (a, b) values (?, ?), (?, ?)`: the part every dialect writes alike. */
 export function insertValues(table: Table, columns: Column[], rows: unknown[][]): SQL {
   const values = sql.join(
-    rows.map(
-      (row) =>
-        sql`(${sql.join(
-          row.map((value) => sql`${value}`),
-          sql`, `,
-        )})`,
-    ),
+    rows.map((row) => sql`(${valueList(row)})`),
     sql`, `,
   );
   return sql`insert into ${table} (${names(columns)}) values ${values}`;

@@ -17,6 +17,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import type { Executor, Runner } from "../sql/executor.js";
+import { valueList } from "../sql/statements.js";
 import type { DialectMigrations } from "./dialect.js";
 
 /** Server errors meaning a DDL statement's effect is already there. */
@@ -96,10 +97,7 @@ export function mysqlMigrationSteps(executor: Executor): DialectMigrations {
     },
     tablesNamed: (names) =>
       sql`select table_name as name from information_schema.tables
-            where table_schema = database() and table_name in (${sql.join(
-              names.map((name) => sql`${name}`),
-              sql`, `,
-            )})`,
+            where table_schema = database() and table_name in (${valueList(names)})`,
     foreignTables: { location: "the database", elsewhere: "or use another database." },
     createMigrationsTable: (table) =>
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,

@@ -5,6 +5,7 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Executor, Runner } from "../sql/executor.js";
+import { valueList } from "../sql/statements.js";
 import type { DialectMigrations, MigrationOptions } from "./dialect.js";
 
 export const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
@@ -39,10 +40,7 @@ export function pgMigrationParts(executor: Executor, tablesSchema: string | unde
     tablesNamed: (names, schema) =>
       sql`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
           where n.nspname = ${schema === undefined ? sql`current_schema()` : sql`${schema}`}
-            and c.relname in (${sql.join(
-              names.map((name) => sql`${name}`),
-              sql`, `,
-            )})`,
+            and c.relname in (${valueList(names)})`,
     foreignTables: {
       officialMarker: { table: "checkpoint_migrations", saver: "@langchain/langgraph-checkpoint-postgres" },
       location: "the current schema",

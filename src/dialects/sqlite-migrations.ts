@@ -5,6 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Executor } from "../sql/executor.js";
+import { valueList } from "../sql/statements.js";
 import type { DialectMigrations } from "./dialect.js";
 import { batchUnits, guard } from "./sqlite-units.js";
 
@@ -20,11 +21,7 @@ export function sqliteMigrationParts(executor: Executor): DialectMigrations {
       );
       return found.length > 0;
     },
-    tablesNamed: (names) =>
-      sql`select name from sqlite_master where type = 'table' and name in (${sql.join(
-        names.map((name) => sql`${name}`),
-        sql`, `,
-      )})`,
+    tablesNamed: (names) => sql`select name from sqlite_master where type = 'table' and name in (${valueList(names)})`,
     foreignTables: {
       officialMarker: { table: "writes", saver: "@langchain/langgraph-checkpoint-sqlite" },
       location: "the database",

@@ -26,6 +26,13 @@ export interface CompiledQuery {
 
 export const isBound = (statement: Statement): statement is Bound => !is(statement, SQL);
 
+/** Values as a comma-separated list of bound parameters, as `in (...)` and row values take them. */
+export const valueList = (values: readonly unknown[]): SQL =>
+  sql.join(
+    values.map((value) => sql`${value}`),
+    sql`, `,
+  );
+
 /** Combines statements into one SQL text (see statementCombiner). */
 export type StatementCombiner = (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement;
 

@@ -11,6 +11,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
+import { valueList } from "../../sql/statements.js";
 import { blobKey, ValueAssembler } from "../values/delta-read.js";
 import type { ValueSealing } from "../values/sealed-values.js";
 import { as, asBytes } from "../values/values.js";
@@ -122,10 +123,7 @@ export class DeltaChannelWalk {
     const { checkpoints: c, blobs: b, writes: w } = this.dialect.columns;
     const nsKey = this.dialect.nsKey(ns);
     const first = start.depth === 0 ? 1 : 0;
-    const channelList = sql.join(
-      channels.map((channel) => sql`${channel}`),
-      sql`, `,
-    );
+    const channelList = valueList(channels);
     // The version each ancestor holds for a channel, to find that channel's blob.
     const versionOf = sql.join(
       channels.map(

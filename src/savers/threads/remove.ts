@@ -4,7 +4,7 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
-import { inPieces } from "../../sql/statements.js";
+import { inPieces, valueList } from "../../sql/statements.js";
 import { parseStoredChain } from "../values/deltas.js";
 import { fromStoredJson } from "../values/metadata.js";
 import { as, parseJsonColumn } from "../values/values.js";
@@ -75,7 +75,7 @@ export async function removeCheckpoints(
   for (const ns of new Set(removed.map((row) => row.ns))) {
     const ids = removed.filter((row) => row.ns === ns).map((row) => row.checkpointId);
     for (const chunk of chunks(ids)) {
-      const list = inList(chunk.map((id) => sql`${id}`));
+      const list = valueList(chunk);
       const key = (table: typeof c | typeof w) =>
         sql`${table.threadId} = ${threadId} and ${table.nsKey} = ${dialect.nsKey(ns)} and ${table.checkpointId} in (${list})${guard}`;
       deletes.push(sql`delete from ${c.table} where ${key(c)}`, sql`delete from ${w.table} where ${key(w)}`);

@@ -8,6 +8,7 @@ import { ThreadChangedError } from "../../errors.js";
 import { parseMetadata, storedFilterEntries } from "../../savers/values/metadata.js";
 import { notStaging, requireThreadId } from "../../savers/values/reserved.js";
 import { as, asBytes, parseJsonColumn, tupleKey } from "../../savers/values/values.js";
+import { valueList } from "../../sql/statements.js";
 import {
   type BlobRecord,
   type CheckpointRecord,
@@ -24,10 +25,7 @@ const PAGE = 200;
 
 /** `(a, b) > (x, y)`: row-value comparison, which PostgreSQL, MySQL, MariaDB and SQLite all have. */
 function after(columns: Column[], values: unknown[]): SQL {
-  return sql`(${sql.join(columns, sql`, `)}) > (${sql.join(
-    values.map((value) => sql`${value}`),
-    sql`, `,
-  )})`;
+  return sql`(${sql.join(columns, sql`, `)}) > (${valueList(values)})`;
 }
 
 /** An incremental value's chain, exported as stored so the thread's rows stay consistent. */
