@@ -5,8 +5,8 @@
 #   bash scripts/spider-cluster.sh running       # exit status 0 when the cluster is up
 #   bash scripts/spider-cluster.sh kill-node N   # stops data node N abruptly (kill -9), keeps its data
 #   bash scripts/spider-cluster.sh start-node N  # starts data node N (again, on its data)
-# Ports: SPIDER_HEAD_PORT (53320), SPIDER_NODE0_PORT (53321), SPIDER_NODE1_PORT (53322), and
-# SPIDER_NODE2_PORT (53323): a spare node that only `start-node 2` starts, for the failure
+# Ports (below the ephemeral range, as in with-databases.sh): SPIDER_HEAD_PORT (23320),
+# SPIDER_NODE0_PORT (23321), SPIDER_NODE1_PORT (23322), and SPIDER_NODE2_PORT (23323): a spare node that only `start-node 2` starts, for the failure
 # test, so killing it never disturbs the tests that use nodes 0 and 1.
 # Data and state live in SPIDER_DIR (default /tmp/lgcd-spider-<head port>).
 # Installs mariadb-server and mariadb-plugin-spider with apt-get when missing (Debian, as root).
@@ -14,8 +14,8 @@
 # setup (src/spider/), so SPIDER_URL is ready for `new DrizzleSaver(db, { spider: { shards } })`.
 set -euo pipefail
 
-HEAD_PORT=${SPIDER_HEAD_PORT:-53320}
-NODE_PORTS=("${SPIDER_NODE0_PORT:-53321}" "${SPIDER_NODE1_PORT:-53322}" "${SPIDER_NODE2_PORT:-53323}")
+HEAD_PORT=${SPIDER_HEAD_PORT:-23320}
+NODE_PORTS=("${SPIDER_NODE0_PORT:-23321}" "${SPIDER_NODE1_PORT:-23322}" "${SPIDER_NODE2_PORT:-23323}")
 DIR=${SPIDER_DIR:-/tmp/lgcd-spider-$HEAD_PORT}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -47,8 +47,8 @@ launch() {
   fi
   mariadbd --no-defaults --datadir="$home/data" --user=root --bind-address=127.0.0.1 --port="$port" \
     --socket="$home/sock" --pid-file="$home/pid" --innodb-flush-log-at-trx-commit=2 --max-connections=300 \
-    --max-allowed-packet=256M --innodb-buffer-pool-size=64M --log-error="$home/log" "$@" >>"$home/out" 2>&1 &
-  wait_for_mariadb "[spider] $name (port $port)" "$home/sock" $! "$home/log"
+    --max-allowed-packet=256M --innodb-buffer-pool-size=64M --log-error="$home/error.log" "$@" >>"$home/out" 2>&1 &
+  wait_for_mariadb "[spider] $name (port $port)" "$home/sock" $! "$home/error.log"
 }
 
 sql_on() { local name=$1; shift; mariadb --no-defaults -uroot --socket="$DIR/$name/sock" -e "$*"; }
@@ -66,7 +66,12 @@ start() {
     ensure_packages
     rm -rf "$DIR" && mkdir -p "$DIR" && chmod 755 "$DIR"
     local i
-    for i in 0 1; do launch "node$i" "${NODE_PORTS[$i]}" && create_database "node$i"; done
+    # Two commands, not "launch && create_database": set -e ignores a failure on the left of &&,
+    # and a node that did not start went on to a migration error that named the head.
+    for i in 0 1; do
+      launch "node$i" "${NODE_PORTS[$i]}"
+      create_database "node$i"
+    done
     # Short link timeouts: a dead node fails its threads fast. The group-by handler
     # mistranslates window functions (see src/spider/migrations.ts).
     launch head "$HEAD_PORT" --plugin-load-add=ha_spider --spider-connect-timeout=2 --spider-disable-group-by-handler=1 \

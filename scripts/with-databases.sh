@@ -8,8 +8,10 @@
 # SPIDER_URL and SPIDER_SHARDS.
 set -euo pipefail
 
-PG_PORT=${PG_PORT:-55432}
-MYSQL_PORT=${MYSQL_PORT:-53306}
+# Below the kernel's ephemeral range (32768-60999 on Linux): a client connection's local port
+# can never hold them when a server starts.
+PG_PORT=${PG_PORT:-25432}
+MYSQL_PORT=${MYSQL_PORT:-23306}
 
 log() { echo "[databases] $*" >&2; }
 # shellcheck source=scripts/apt-install.sh
@@ -56,8 +58,8 @@ start_mariadb() {
   "$server" --no-defaults --datadir="$work/mysql/data" --user=root --bind-address=127.0.0.1 \
     --port="$MYSQL_PORT" --socket="$work/mysql/sock" --pid-file="$work/mysql/pid" \
     --innodb-flush-log-at-trx-commit=2 --max-connections=300 --max-allowed-packet=256M \
-    --log-error="$work/mysql/log" &
-  wait_for_mariadb "[databases] MariaDB" "$work/mysql/sock" $! "$work/mysql/log" ||
+    --log-error="$work/mysql/error.log" &
+  wait_for_mariadb "[databases] MariaDB" "$work/mysql/sock" $! "$work/mysql/error.log" ||
     { log "what mariadb-install-db said:"; tail -20 "$work/mysql/install.log" >&2; return 1; }
   mariadb --no-defaults -uroot --socket="$work/mysql/sock" -e "
     create database langgraph character set utf8mb4;

@@ -104,7 +104,7 @@ async function privateMariadb(): Promise<PrivateServer> {
       `--socket=${join(dir, "sock")}`,
       `--pid-file=${join(dir, "pid")}`,
       "--max-allowed-packet=64M",
-      `--log-error=${join(dir, "log")}`,
+      `--log-error=${join(dir, "error.log")}`,
     ],
     { stdio: "ignore" },
   );

@@ -11,7 +11,7 @@ beforeAll(async () => {
   dataNode("start-node", SPARE);
   const node0 = spiderCluster().shards[0];
   const spare = new URL(node0);
-  spare.port = process.env.SPIDER_NODE2_PORT ?? "53323";
+  spare.port = process.env.SPIDER_NODE2_PORT ?? "23323";
   spider = await freshSpider([node0, spare.toString()]);
   for (let i = 0; threads.length < 2; i++) {
     const id = `failing-${i}`;
