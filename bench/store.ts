@@ -1,8 +1,9 @@
 /**
  * The store (issue 32): a filtered search in one namespace of 400 items while the store
  * grows from 4,000 to 40,000 items in other namespaces (the cost must stay within 2x), on
- * each database; and DrizzleStore beside LangGraph's official PostgresStore on PostgreSQL:
- * put, get and a filtered search, one call at a time.
+ * each database; and DrizzleStore beside LangGraph's official PostgresStore on PostgreSQL at
+ * 4,000 and 40,000 items: put, get and a filtered search in one namespace and across all of
+ * them, one call at a time, the two stores interleaved call by call.
  *
  *   bash scripts/with-databases.sh tsx bench/store.ts
  *   BENCH_DIALECTS=sqlite STORE_RUNS=50 tsx bench/store.ts
@@ -72,14 +73,44 @@ async function scaling(dialect: DialectName): Promise<void> {
   }
 }
 
-async function timeEach(count: number, run: (i: number) => Promise<unknown>): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = now();
-    await run(i);
-    times.push(now() - start);
+type Call = "put" | "get" | "search, one namespace" | "search, every namespace";
+const CALLS: Call[] = ["put", "get", "search, one namespace", "search, every namespace"];
+const FILTER = { kind: "fact", n: { $gte: 10 } };
+
+/** One call of each kind on `store`; the i-th put and get touch the i-th key. */
+function call(store: BaseStore, kind: Call, i: number): Promise<unknown> {
+  switch (kind) {
+    case "put":
+      return store.put(["bench", "puts"], `p${i}`, value(i));
+    case "get":
+      return store.get(["bench", "puts"], `p${i}`);
+    case "search, one namespace":
+      return store.search(["tenants", `t${i % 997}`, "memories"], { filter: FILTER, limit: 10 });
+    case "search, every namespace":
+      return store.search(["tenants"], { filter: FILTER, limit: 10 });
   }
-  return median(times);
+}
+
+/**
+ * Median time of each call kind on each store, the stores interleaved call by call (the
+ * one that goes first alternates): OPS puts and gets, RUNS searches of each kind.
+ */
+async function interleaved(stores: [string, BaseStore][]): Promise<Map<string, Map<Call, number>>> {
+  const times = new Map(stores.map(([name]) => [name, new Map(CALLS.map((kind) => [kind, [] as number[]]))]));
+  for (const kind of CALLS) {
+    const count = kind === "put" || kind === "get" ? OPS : RUNS;
+    for (let i = 0; i < count; i++) {
+      for (const [name, store] of i % 2 === 0 ? stores : [...stores].reverse()) {
+        const start = now();
+        await call(store, kind, i);
+        times
+          .get(name)
+          ?.get(kind)
+          ?.push(now() - start);
+      }
+    }
+  }
+  return new Map([...times].map(([name, byKind]) => [name, new Map([...byKind].map(([k, t]) => [k, median(t)]))]));
 }
 
 async function sideBySide(): Promise<void> {
@@ -87,18 +118,25 @@ async function sideBySide(): Promise<void> {
   await ours.setup();
   const official = PostgresStore.fromConnString(await freshDatabaseUrl("postgres"));
   await official.setup();
+  const stores: [string, BaseStore][] = [
+    ["DrizzleStore (postgres.js)", ours],
+    ["official PostgresStore (pg)", official],
+  ];
   try {
-    for (const [name, store] of [
-      ["DrizzleStore (postgres.js)", ours],
-      ["official PostgresStore (pg)", official],
-    ] as const) {
-      await fill(store, 0, 4_000);
-      const put = await timeEach(OPS, (i) => store.put(["bench", "puts"], `p${i}`, value(i)));
-      const get = await timeEach(OPS, (i) => store.get(["bench", "puts"], `p${i}`));
-      const search = await timeEach(RUNS, () =>
-        store.search(["tenants"], { filter: { kind: "fact", n: { $gte: 10 } }, limit: 10 }),
-      );
-      console.log(`| ${name} | ${formatMs(put)} | ${formatMs(get)} | ${formatMs(search)} |`);
+    console.log(`| store | items | ${CALLS.join(" | ")} |\n|---|---|${CALLS.map(() => "---").join("|")}|`);
+    let items = 0;
+    for (const size of [4_000, 40_000]) {
+      for (const [, store] of stores) await fill(store, items, size);
+      items = size;
+      const medians = await interleaved(stores);
+      for (const [name, byKind] of medians) {
+        console.log(
+          `| ${name} | ${size.toLocaleString("en")} | ${CALLS.map((kind) => formatMs(byKind.get(kind) ?? Number.NaN)).join(" | ")} |`,
+        );
+      }
+      const [mine, theirs] = [...medians.values()];
+      const ratios = CALLS.map((kind) => `${((mine.get(kind) ?? 0) / (theirs.get(kind) ?? 1)).toFixed(2)}x`);
+      console.log(`| ours / official | ${size.toLocaleString("en")} | ${ratios.join(" | ")} |`);
     }
   } finally {
     await ours.close();
@@ -115,8 +153,9 @@ console.log("\nFiltered search in one namespace of 400 items (limit 10, offset 2
 console.log("| database | 4,000 items | 40,000 items | ratio |\n|---|---|---|---|");
 for (const dialect of dialects) await scaling(dialect);
 if (dialects.includes("postgres")) {
-  console.log(`\nPostgreSQL, 4,000 items, median per call (${OPS} puts, ${OPS} gets, ${RUNS} searches)\n`);
-  console.log("| store | put | get | filtered search |\n|---|---|---|---|");
+  console.log(
+    `\nPostgreSQL, beside the official store, median per call (${OPS} puts, ${OPS} gets, ${RUNS} searches of each kind, interleaved)\n`,
+  );
   await sideBySide();
 }
 process.exit(0);

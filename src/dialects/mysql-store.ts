@@ -7,8 +7,8 @@ import { MYSQL_STORE_KEY_BYTES, MYSQL_STORE_PATH_BYTES, type MySqlStoreTables } 
 import type { Executor } from "../sql/executor.js";
 import { insertValues } from "./common-sql.js";
 import { isConflict } from "./mysql-units.js";
-import { op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
-import type { FieldKind, StoreDialect, ValueField } from "./store-dialect.js";
+import { type FieldKind, op, replacedColumns, transactionUnit, typedEquals, upsertColumns } from "./store-common.js";
+import type { Comparison, StoreDialect, ValueField } from "./store-dialect.js";
 
 const KINDS: Record<FieldKind, string> = {
   string: "'STRING'",
@@ -26,16 +26,18 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
     const path = sql`convert(${Buffer.from(`$.${JSON.stringify(key)}`, "utf8")} using utf8mb4)`;
     const member = sql`json_extract(${items.value}, ${path})`;
     const typed = (kind: FieldKind): SQL => sql`json_type(${member}) in (${sql.raw(KINDS[kind])})`;
+    const text = (comparison: Comparison | "=", value: string) =>
+      sql`(case when ${typed("string")} then cast(json_unquote(${member}) as binary) end) ${op(comparison)} cast(${value} as binary)`;
+    const number = (comparison: Comparison | "=", value: number) =>
+      sql`(case when ${typed("number")} then json_unquote(${member}) + 0e0 end) ${op(comparison)} ${value}`;
+    const boolean = (value: boolean) =>
+      sql`(${typed("boolean")} and json_unquote(${member}) = ${sql.raw(value ? "'true'" : "'false'")})`;
     return {
       // A JSON null member extracts as JSON null, not SQL NULL.
       exists: () => sql`${member} is not null`,
-      is: typed,
-      text: (comparison, value) =>
-        sql`(case when ${typed("string")} then cast(json_unquote(${member}) as binary) end) ${op(comparison)} cast(${value} as binary)`,
-      number: (comparison, value) =>
-        sql`(case when ${typed("number")} then json_unquote(${member}) + 0e0 end) ${op(comparison)} ${value}`,
-      boolean: (value) =>
-        sql`(${typed("boolean")} and json_unquote(${member}) = ${sql.raw(value ? "'true'" : "'false'")})`,
+      equals: (value) => typedEquals({ is: typed, text, number, boolean }, value),
+      text,
+      number,
     };
   };
   const written = upsertColumns(columns);
@@ -48,6 +50,7 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
     json: (text) => sql`${text}`,
     valueOut: sql`${items.value}`,
     valueText: sql`cast(cast(${items.value} as char) as binary)`,
+    valueIsString: sql`json_type(${items.value}) = 'STRING'`,
     field,
     upsertColumns: written,
     upsert: (rows) =>

@@ -17,17 +17,14 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
     const typed = (kind: string) => sql`jsonb_typeof(${member}) = ${sql.raw(`'${kind}'`)}`;
     return {
       exists: () => sql`${member} is not null`,
-      is: typed,
-      // Equality as jsonb equality: cheaper than extracting and casting, and typed all the same.
+      // Containment of {key: value}: typed as jsonb equality is (a scalar never contains
+      // another type, nor an array a scalar below the top level), never NULL, and a GIN
+      // index on the value serves it.
+      equals: (value) => sql`${items.value} @> cast(${JSON.stringify({ [key]: value })} as jsonb)`,
       text: (comparison, value) =>
-        comparison === "="
-          ? sql`${member} = cast(${JSON.stringify(value)} as jsonb)`
-          : sql`(case when ${typed("string")} then ${items.value} ->> cast(${key} as text) end) collate "C" ${op(comparison)} cast(${value} as text) collate "C"`,
+        sql`(case when ${typed("string")} then ${items.value} ->> cast(${key} as text) end) collate "C" ${op(comparison)} cast(${value} as text) collate "C"`,
       number: (comparison, value) =>
-        comparison === "="
-          ? sql`${member} = cast(${JSON.stringify(value)} as jsonb)`
-          : sql`(case when ${typed("number")} then cast(${items.value} ->> cast(${key} as text) as double precision) end) ${op(comparison)} cast(${value} as double precision)`,
-      boolean: (value) => sql`${member} = ${sql.raw(value ? "'true'::jsonb" : "'false'::jsonb")}`,
+        sql`(case when ${typed("number")} then cast(${items.value} ->> cast(${key} as text) as double precision) end) ${op(comparison)} cast(${value} as double precision)`,
     };
   };
   return {
@@ -39,6 +36,7 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
     // As text: drivers parse jsonb each their own way (or not at all).
     valueOut: sql`cast(${items.value} as text)`,
     valueText: sql`cast(${items.value} as text) collate "C"`,
+    valueIsString: sql`jsonb_typeof(${items.value}) = 'string'`,
     field,
     upsertColumns: upsertColumns(columns),
     upsert: onConflictUpsert(columns),

@@ -8,8 +8,8 @@ import type { SQLiteStoreTables } from "../schema/sqlite.js";
 import type { Executor } from "../sql/executor.js";
 import { retryOnConflict } from "./common-sql.js";
 import { isBusy } from "./sqlite-units.js";
-import { onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
-import type { FieldKind, StoreDialect, ValueField } from "./store-dialect.js";
+import { type FieldKind, onConflictUpsert, op, transactionUnit, typedEquals, upsertColumns } from "./store-common.js";
+import type { Comparison, StoreDialect, ValueField } from "./store-dialect.js";
 
 const KINDS: Record<FieldKind, string> = {
   string: "'text'",
@@ -25,13 +25,17 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
     const member = (what: string, where: SQL = sql``) =>
       sql`(select ${sql.raw(what)} from json_each(${items.value}) as m where m.key = ${key}${where})`;
     const kind = member("m.type");
+    const is = (k: FieldKind) => sql`${kind} in (${sql.raw(KINDS[k])})`;
+    const text = (comparison: Comparison | "=", value: string) =>
+      sql`${member("m.value", sql` and m.type = 'text'`)} ${op(comparison)} ${value}`;
+    const number = (comparison: Comparison | "=", value: number) =>
+      sql`${member("m.value", sql` and m.type in ('integer', 'real')`)} ${op(comparison)} ${value}`;
+    const boolean = (value: boolean) => sql`${kind} = ${sql.raw(value ? "'true'" : "'false'")}`;
     return {
       exists: () => sql`exists ${member("1")}`,
-      is: (k) => sql`${kind} in (${sql.raw(KINDS[k])})`,
-      text: (comparison, value) => sql`${member("m.value", sql` and m.type = 'text'`)} ${op(comparison)} ${value}`,
-      number: (comparison, value) =>
-        sql`${member("m.value", sql` and m.type in ('integer', 'real')`)} ${op(comparison)} ${value}`,
-      boolean: (value) => sql`${kind} = ${sql.raw(value ? "'true'" : "'false'")}`,
+      equals: (value) => typedEquals({ is, text, number, boolean }, value),
+      text,
+      number,
     };
   };
   const batch = executor.batch?.bind(executor);
@@ -44,6 +48,8 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
     json: (text) => sql`${text}`,
     valueOut: sql`${items.value}`,
     valueText: sql`${items.value}`,
+    // JSON text: an object starts with "{", a string (sealed) with a quote.
+    valueIsString: sql`substr(${items.value}, 1, 1) = '"'`,
     field,
     upsertColumns: upsertColumns(columns),
     upsert: onConflictUpsert(columns),

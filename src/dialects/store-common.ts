@@ -3,10 +3,31 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Executor, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import { onConflictInsert, retryOnConflict } from "./common-sql.js";
-import type { Comparison, StoreColumns } from "./store-dialect.js";
+import type { Comparison, Scalar, StoreColumns } from "./store-dialect.js";
 
 /** The comparison operator as SQL text (a closed set, never user text). */
-export const op = (comparison: Comparison): SQL => sql.raw(comparison);
+export const op = (comparison: Comparison | "="): SQL => sql.raw(comparison);
+
+/** The JSON types a filter tells apart. */
+export type FieldKind = "string" | "number" | "boolean" | "null";
+
+/** A dialect's typed tests of one member, from which {@link typedEquals} builds equality. */
+export interface TypedTests {
+  is(kind: FieldKind): SQL;
+  text(op: "=", value: string): SQL;
+  number(op: "=", value: number): SQL;
+  boolean(value: boolean): SQL;
+}
+
+/** `ValueField.equals` from typed tests that may be NULL (a missing member): made false instead. */
+export function typedEquals(tests: TypedTests, value: Scalar): SQL {
+  let test: SQL;
+  if (value === null) test = tests.is("null");
+  else if (typeof value === "string") test = tests.text("=", value);
+  else if (typeof value === "number") test = tests.number("=", value);
+  else test = tests.boolean(value);
+  return sql`coalesce(${test}, (1 = 0))`;
+}
 
 /** The columns an upsert writes, in order. */
 export const upsertColumns = (c: StoreColumns) => [

@@ -20,26 +20,26 @@ export interface StoreColumns {
   ttlMinutes: Column;
 }
 
-/** A comparison of a filter's range and equality operators. */
-export type Comparison = "=" | "<" | "<=" | ">" | ">=";
+/** A comparison of a filter's range operators. */
+export type Comparison = "<" | "<=" | ">" | ">=";
 
-/** The JSON types a filter tells apart. */
-export type FieldKind = "string" | "number" | "boolean" | "null";
+/** A value a filter compares a member with. */
+export type Scalar = string | number | boolean | null;
 
 /**
  * Predicates on one top-level member of the value column. Each is true only when the
- * member exists with the type named (a missing member or another type is false or
+ * member exists with the type compared (a missing member or another type is false or
  * NULL, never true), so `{ a: 1 }` never matches `{ a: "1" }`.
  */
 export interface ValueField {
   /** The member exists (any type, JSON null too). */
   exists(): SQL;
-  is(kind: FieldKind): SQL;
+  /** The member has the JSON type and value of `value` (numbers as doubles); never NULL. */
+  equals(value: Scalar): SQL;
   /** A string member compared with `value` by code points (UTF-8 bytes), never by a collation. */
   text(op: Comparison, value: string): SQL;
   /** A number member compared with `value` as numbers (doubles). */
   number(op: Comparison, value: number): SQL;
-  boolean(value: boolean): SQL;
 }
 
 export interface StoreDialect {
@@ -51,8 +51,8 @@ export interface StoreDialect {
   readonly limits?: { pathBytes: number; keyBytes: number };
   /** A namespace path or key as its column compares it. */
   text(value: string): unknown;
-  /** A JSON text parameter for the value column. */
-  json(text: string): SQL;
+  /** A JSON text parameter (or its placeholder) for the value column. */
+  json(text: unknown): SQL;
   /** The value column as the driver returns it: JSON text, or a parsed object. */
   readonly valueOut: SQL;
   /**
@@ -60,6 +60,11 @@ export interface StoreDialect {
    * rekey and status find sealed values by its first characters.
    */
   readonly valueText: SQL;
+  /**
+   * True when the value column holds a JSON string, which is a sealed item: plaintext
+   * values are always objects. Cheaper than reading `valueText`'s first characters.
+   */
+  readonly valueIsString: SQL;
   /** A top-level member of the value column, by its key (any string). */
   field(key: string): ValueField;
   /**

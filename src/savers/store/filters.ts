@@ -8,20 +8,18 @@
  * array, an object or array to compare) is an InvalidInputError.
  */
 import { type SQL, sql } from "drizzle-orm";
-import type { Comparison, StoreDialect, ValueField } from "../../dialects/store-dialect.js";
+import type { Comparison, Scalar, StoreDialect, ValueField } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
 import { comparePaths } from "./namespaces.js";
-
-type Scalar = string | number | boolean | null;
 
 /** One checked condition on one member: every condition of a filter must hold. */
 export type FilterCondition =
   | { key: string; op: "eq" | "ne"; value: Scalar }
   | { key: string; op: "in" | "nin"; values: Scalar[] }
   | { key: string; op: "exists"; present: boolean }
-  | { key: string; op: "range"; comparison: Exclude<Comparison, "=">; value: string | number };
+  | { key: string; op: "range"; comparison: Comparison; value: string | number };
 
-const RANGES: Record<string, Exclude<Comparison, "=">> = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" };
+const RANGES: Record<string, Comparison> = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" };
 
 const FALSE = sql`(1 = 0)`;
 
@@ -95,20 +93,10 @@ export function parseFilter(filter: unknown): FilterCondition[] {
   return conditions;
 }
 
-/** True when the member equals `value` (same JSON type); never NULL. */
-function equalsSql(field: ValueField, value: Scalar): SQL {
-  let test: SQL;
-  if (value === null) test = field.is("null");
-  else if (typeof value === "string") test = field.text("=", value);
-  else if (typeof value === "number") test = field.number("=", value);
-  else test = field.boolean(value);
-  return sql`coalesce(${test}, ${FALSE})`;
-}
-
 function anyOfSql(field: ValueField, values: Scalar[]): SQL {
   if (values.length === 0) return FALSE;
   return sql`(${sql.join(
-    values.map((value) => equalsSql(field, value)),
+    values.map((value) => field.equals(value)),
     sql` or `,
   )})`;
 }
@@ -117,9 +105,9 @@ function conditionSql(store: StoreDialect, condition: FilterCondition): SQL {
   const field = store.field(condition.key);
   switch (condition.op) {
     case "eq":
-      return equalsSql(field, condition.value);
+      return field.equals(condition.value);
     case "ne":
-      return sql`not ${equalsSql(field, condition.value)}`;
+      return sql`not ${field.equals(condition.value)}`;
     case "in":
       return anyOfSql(field, condition.values);
     case "nin":
@@ -146,7 +134,7 @@ function equalsValue(value: Record<string, unknown>, key: string, expected: Scal
   return actual === expected && typeof actual === typeof expected;
 }
 
-function inRange(actual: unknown, comparison: Exclude<Comparison, "=">, operand: string | number): boolean {
+function inRange(actual: unknown, comparison: Comparison, operand: string | number): boolean {
   let order: number;
   if (typeof operand === "number" && typeof actual === "number") order = actual - operand;
   else if (typeof operand === "string" && typeof actual === "string") order = comparePaths(actual, operand);
