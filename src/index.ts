@@ -36,6 +36,7 @@ export {
   type ThreadInfo,
   type ThreadSummary,
 } from "./savers/saver.js";
+export { STORE_FILTER_LIMITS } from "./savers/store/filters.js";
 export type { StoreNativeIndex, StoreNativeIndexOptions } from "./savers/store/native-index/options.js";
 export {
   DrizzleStore,

@@ -4,6 +4,7 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { JsonValue } from "../sql/json.js";
+import { allOf } from "../sql/statements.js";
 
 export type JsonKind = "string" | "number" | "boolean" | "null" | "object" | "array";
 
@@ -21,16 +22,6 @@ export interface JsonNodeOps<N> {
   booleanEquals(node: N, value: boolean): SQL;
   /** Number of elements of an array node or keys of an object node. */
   size(node: N): SQL;
-}
-
-/**
- * The conjunction of `parts`, parenthesised as a balanced tree: SQLite refuses an
- * expression tree deeper than 1000, which a flat chain of a few hundred terms reaches.
- */
-export function allOf(parts: SQL[]): SQL {
-  if (parts.length <= 2) return sql`(${sql.join(parts, sql` and `)})`;
-  const half = Math.ceil(parts.length / 2);
-  return sql`(${allOf(parts.slice(0, half))} and ${allOf(parts.slice(half))})`;
 }
 
 /**

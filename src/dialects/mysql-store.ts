@@ -5,12 +5,14 @@
 import { type SQL, sql } from "drizzle-orm";
 import { MYSQL_STORE_KEY_BYTES, MYSQL_STORE_PATH_BYTES, type MySqlStoreTables } from "../schema/mysql.js";
 import type { Executor } from "../sql/executor.js";
+import { anyOf, valueList } from "../sql/statements.js";
 import { insertValues } from "./common-sql.js";
 import { isConflict } from "./mysql-units.js";
-import { type FieldKind, op, replacedColumns, transactionUnit, typedEquals, upsertColumns } from "./store-common.js";
-import type { Comparison, StoreDialect, ValueField } from "./store-dialect.js";
+import { byType, op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
+import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
 
-const KINDS: Record<FieldKind, string> = {
+/** json_type's names of the JSON types a filter tells apart. */
+const KINDS = {
   string: "'STRING'",
   number: "'INTEGER', 'UNSIGNED INTEGER', 'DOUBLE', 'DECIMAL'",
   boolean: "'BOOLEAN'",
@@ -25,19 +27,28 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
     // the connection's collation (see jsonPath in mysql.ts).
     const path = sql`convert(${Buffer.from(`$.${JSON.stringify(key)}`, "utf8")} using utf8mb4)`;
     const member = sql`json_extract(${items.value}, ${path})`;
-    const typed = (kind: FieldKind): SQL => sql`json_type(${member}) in (${sql.raw(KINDS[kind])})`;
-    const text = (comparison: Comparison | "=", value: string) =>
-      sql`(case when ${typed("string")} then cast(json_unquote(${member}) as binary) end) ${op(comparison)} cast(${value} as binary)`;
-    const number = (comparison: Comparison | "=", value: number) =>
-      sql`(case when ${typed("number")} then json_unquote(${member}) + 0e0 end) ${op(comparison)} ${value}`;
-    const boolean = (value: boolean) =>
-      sql`(${typed("boolean")} and json_unquote(${member}) = ${sql.raw(value ? "'true'" : "'false'")})`;
+    const typed = (kind: keyof typeof KINDS): SQL => sql`json_type(${member}) in (${sql.raw(KINDS[kind])})`;
+    const asText = sql`(case when ${typed("string")} then cast(json_unquote(${member}) as binary) end)`;
+    const asNumber = sql`(case when ${typed("number")} then json_unquote(${member}) + 0e0 end)`;
+    // Within a type: strings as bytes, numbers as doubles; NULL (no such member) made false.
+    const oneOf = (values: readonly Scalar[]) => {
+      const { strings, numbers, booleans, hasNull } = byType(values);
+      const tests: SQL[] = [];
+      if (strings.length > 0) tests.push(sql`${asText} in (${valueList(strings.map((v) => Buffer.from(v, "utf8")))})`);
+      if (numbers.length > 0) tests.push(sql`${asNumber} in (${valueList(numbers)})`);
+      for (const flag of booleans) {
+        tests.push(sql`(${typed("boolean")} and json_unquote(${member}) = ${sql.raw(flag ? "'true'" : "'false'")})`);
+      }
+      if (hasNull) tests.push(typed("null"));
+      return sql`coalesce(${anyOf(tests)}, false)`;
+    };
     return {
       // A JSON null member extracts as JSON null, not SQL NULL.
       exists: () => sql`${member} is not null`,
-      equals: (value) => typedEquals({ is: typed, text, number, boolean }, value),
-      text,
-      number,
+      equals: (value) => oneOf([value]),
+      oneOf,
+      text: (comparison, value) => sql`${asText} ${op(comparison)} cast(${value} as binary)`,
+      number: (comparison, value) => sql`${asNumber} ${op(comparison)} ${value}`,
     };
   };
   const written = upsertColumns(columns);

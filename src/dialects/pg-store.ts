@@ -21,6 +21,11 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
       // another type, nor an array a scalar below the top level), never NULL, and a GIN
       // index on the value serves it.
       equals: (value) => sql`${items.value} @> cast(${JSON.stringify({ [key]: value })} as jsonb)`,
+      // One parameter for the whole list, compared by jsonb equality (typed; numbers by value).
+      oneOf: (values) =>
+        values.length === 0
+          ? sql`(1 = 0)`
+          : sql`coalesce(${member} in (select jsonb_array_elements(cast(${JSON.stringify(values)} as jsonb))), false)`,
       text: (comparison, value) =>
         sql`(case when ${typed("string")} then ${items.value} ->> cast(${key} as text) end) collate "C" ${op(comparison)} cast(${value} as text) collate "C"`,
       number: (comparison, value) =>

@@ -6,17 +6,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteStoreTables } from "../schema/sqlite.js";
 import type { Executor } from "../sql/executor.js";
+import { anyOf } from "../sql/statements.js";
 import { retryOnConflict } from "./common-sql.js";
 import { isBusy } from "./sqlite-units.js";
-import { type FieldKind, onConflictUpsert, op, transactionUnit, typedEquals, upsertColumns } from "./store-common.js";
-import type { Comparison, StoreDialect, ValueField } from "./store-dialect.js";
-
-const KINDS: Record<FieldKind, string> = {
-  string: "'text'",
-  number: "'integer', 'real'",
-  boolean: "'true', 'false'",
-  null: "'null'",
-};
+import { byType, onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
+import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
 
 export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables): StoreDialect {
   const items = tables.storeItems;
@@ -24,18 +18,31 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
   const field = (key: string): ValueField => {
     const member = (what: string, where: SQL = sql``) =>
       sql`(select ${sql.raw(what)} from json_each(${items.value}) as m where m.key = ${key}${where})`;
-    const kind = member("m.type");
-    const is = (k: FieldKind) => sql`${kind} in (${sql.raw(KINDS[k])})`;
-    const text = (comparison: Comparison | "=", value: string) =>
-      sql`${member("m.value", sql` and m.type = 'text'`)} ${op(comparison)} ${value}`;
-    const number = (comparison: Comparison | "=", value: number) =>
-      sql`${member("m.value", sql` and m.type in ('integer', 'real')`)} ${op(comparison)} ${value}`;
-    const boolean = (value: boolean) => sql`${kind} = ${sql.raw(value ? "'true'" : "'false'")}`;
+    // The list as one JSON parameter, whatever its length (D1 binds at most 100 and takes
+    // at most 100 KB of text); the member compared within its type (text as bytes, numbers by value).
+    const oneOf = (values: readonly Scalar[]) => {
+      const { strings, numbers, booleans, hasNull } = byType(values);
+      // One value of a type is compared as it is; more go through the JSON list.
+      const listed = (types: string, ofType: readonly Scalar[]) =>
+        ofType.length === 1
+          ? sql`= ${ofType[0]}`
+          : sql`in (select l.value from json_each(${JSON.stringify(values)}) as l where l.type in (${sql.raw(types)}))`;
+      const tests: SQL[] = [];
+      if (strings.length > 0) tests.push(sql`(m.type = 'text' and m.value ${listed("'text'", strings)})`);
+      if (numbers.length > 0) {
+        tests.push(sql`(m.type in ('integer', 'real') and m.value ${listed("'integer', 'real'", numbers)})`);
+      }
+      for (const flag of booleans) tests.push(sql`m.type = ${sql.raw(flag ? "'true'" : "'false'")}`);
+      if (hasNull) tests.push(sql`m.type = 'null'`);
+      return sql`exists (select 1 from json_each(${items.value}) as m where m.key = ${key} and ${anyOf(tests)})`;
+    };
     return {
       exists: () => sql`exists ${member("1")}`,
-      equals: (value) => typedEquals({ is, text, number, boolean }, value),
-      text,
-      number,
+      equals: (value) => oneOf([value]),
+      oneOf,
+      text: (comparison, value) => sql`${member("m.value", sql` and m.type = 'text'`)} ${op(comparison)} ${value}`,
+      number: (comparison, value) =>
+        sql`${member("m.value", sql` and m.type in ('integer', 'real')`)} ${op(comparison)} ${value}`,
     };
   };
   const batch = executor.batch?.bind(executor);

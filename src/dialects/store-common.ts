@@ -6,27 +6,19 @@ import { onConflictInsert, retryOnConflict } from "./common-sql.js";
 import type { Comparison, Scalar, StoreColumns } from "./store-dialect.js";
 
 /** The comparison operator as SQL text (a closed set, never user text). */
-export const op = (comparison: Comparison | "="): SQL => sql.raw(comparison);
+export const op = (comparison: Comparison): SQL => sql.raw(comparison);
 
-/** The JSON types a filter tells apart. */
-export type FieldKind = "string" | "number" | "boolean" | "null";
-
-/** A dialect's typed tests of one member, from which {@link typedEquals} builds equality. */
-export interface TypedTests {
-  is(kind: FieldKind): SQL;
-  text(op: "=", value: string): SQL;
-  number(op: "=", value: number): SQL;
-  boolean(value: boolean): SQL;
-}
-
-/** `ValueField.equals` from typed tests that may be NULL (a missing member): made false instead. */
-export function typedEquals(tests: TypedTests, value: Scalar): SQL {
-  let test: SQL;
-  if (value === null) test = tests.is("null");
-  else if (typeof value === "string") test = tests.text("=", value);
-  else if (typeof value === "number") test = tests.number("=", value);
-  else test = tests.boolean(value);
-  return sql`coalesce(${test}, (1 = 0))`;
+/** A filter's values by JSON type: each dialect compares a type with the members of that type only. */
+export function byType(values: readonly Scalar[]): {
+  strings: string[];
+  numbers: number[];
+  booleans: boolean[];
+  hasNull: boolean;
+} {
+  const strings = values.filter((value): value is string => typeof value === "string");
+  const numbers = values.filter((value): value is number => typeof value === "number");
+  const booleans = [true, false].filter((flag) => values.includes(flag));
+  return { strings, numbers, booleans, hasNull: values.includes(null) };
 }
 
 /** The columns an upsert writes, in order. */

@@ -36,6 +36,8 @@ export interface ValueField {
   exists(): SQL;
   /** The member has the JSON type and value of `value` (numbers as doubles); never NULL. */
   equals(value: Scalar): SQL;
+  /** {@link equals} one of `values` (false for none); never NULL, whatever the list's length. */
+  oneOf(values: readonly Scalar[]): SQL;
   /** A string member compared with `value` by code points (UTF-8 bytes), never by a collation. */
   text(op: Comparison, value: string): SQL;
   /** A number member compared with `value` as numbers (doubles). */

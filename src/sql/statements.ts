@@ -33,6 +33,22 @@ export const valueList = (values: readonly unknown[]): SQL =>
     sql`, `,
   );
 
+/**
+ * Predicates joined by `op` as a balanced tree of parentheses: SQLite refuses an expression
+ * tree deeper than 1000, which a flat chain of a few hundred terms reaches.
+ */
+function balanced(parts: SQL[], op: SQL): SQL {
+  if (parts.length <= 2) return sql`(${sql.join(parts, op)})`;
+  const half = Math.ceil(parts.length / 2);
+  return sql`(${balanced(parts.slice(0, half), op)}${op}${balanced(parts.slice(half), op)})`;
+}
+
+/** All of `parts` (see {@link balanced}); true for none. */
+export const allOf = (parts: SQL[]): SQL => (parts.length === 0 ? sql`(1 = 1)` : balanced(parts, sql` and `));
+
+/** Any of `parts` (see {@link balanced}); false for none. */
+export const anyOf = (parts: SQL[]): SQL => (parts.length === 0 ? sql`(1 = 0)` : balanced(parts, sql` or `));
+
 /** Combines statements into one SQL text (see statementCombiner). */
 export type StatementCombiner = (kind: string, parts: Statement[], build: (parts: SQL[]) => SQL) => Statement;
 

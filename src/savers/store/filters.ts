@@ -5,23 +5,30 @@
  * members of an item's value. Equality is typed (1 never equals "1"); range operators
  * compare numbers as numbers and strings by code points; a missing member satisfies only
  * `$ne`, `$nin` and `$exists: false`. Anything else (an unknown operator, `$in` without an
- * array, an object or array to compare) is an InvalidInputError.
+ * array, an object or array to compare) is an InvalidInputError, and so is a filter beyond
+ * {@link STORE_FILTER_LIMITS}.
  */
 import { type SQL, sql } from "drizzle-orm";
-import type { Comparison, Scalar, StoreDialect, ValueField } from "../../dialects/store-dialect.js";
+import type { Comparison, Scalar, StoreDialect } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
 import { comparePaths } from "./namespaces.js";
 
 /** One checked condition on one member: every condition of a filter must hold. */
 export type FilterCondition =
   | { key: string; op: "eq" | "ne"; value: Scalar }
-  | { key: string; op: "in" | "nin"; values: Scalar[] }
+  | { key: string; op: "in" | "nin"; values: Scalar[]; lookup: ReadonlySet<Scalar> }
   | { key: string; op: "exists"; present: boolean }
   | { key: string; op: "range"; comparison: Comparison; value: string | number };
 
-const RANGES: Record<string, Comparison> = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" };
+/**
+ * The most a search's filter may hold: conditions (a key's operators each count) and the
+ * values they compare with, `$in` and `$nin` lists included. Beyond them the filter is an
+ * InvalidInputError before any SQL: statements must stay within every driver's parameter
+ * limit (SQLite binds at most 32,766).
+ */
+export const STORE_FILTER_LIMITS = { conditions: 100, values: 10_000 } as const;
 
-const FALSE = sql`(1 = 0)`;
+const RANGES: Record<string, Comparison> = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -51,8 +58,10 @@ function parseOperator(key: string, name: string, operand: unknown): FilterCondi
     case "$ne":
       return { key, op: name === "$eq" ? "eq" : "ne", value: scalar(operand, where) };
     case "$in":
-    case "$nin":
-      return { key, op: name === "$in" ? "in" : "nin", values: scalars(operand, where) };
+    case "$nin": {
+      const values = scalars(operand, where);
+      return { key, op: name === "$in" ? "in" : "nin", values, lookup: new Set(values) };
+    }
     case "$exists":
       if (typeof operand !== "boolean") {
         throw new InvalidInputError(`filter ${where}: expects true or false, got ${describeValue(operand)}`);
@@ -90,15 +99,19 @@ export function parseFilter(filter: unknown): FilterCondition[] {
       conditions.push({ key, op: "eq", value: scalar(condition, `"${key}"`) });
     }
   }
+  checkLimits(conditions);
   return conditions;
 }
 
-function anyOfSql(field: ValueField, values: Scalar[]): SQL {
-  if (values.length === 0) return FALSE;
-  return sql`(${sql.join(
-    values.map((value) => field.equals(value)),
-    sql` or `,
-  )})`;
+function checkLimits(conditions: FilterCondition[]): void {
+  const { conditions: most, values: mostValues } = STORE_FILTER_LIMITS;
+  if (conditions.length > most) {
+    throw new InvalidInputError(`filter has ${conditions.length} conditions, more than ${most}`);
+  }
+  const values = conditions.reduce((sum, c) => sum + (c.op === "in" || c.op === "nin" ? c.values.length : 1), 0);
+  if (values > mostValues) {
+    throw new InvalidInputError(`filter compares with ${values} values in all, more than ${mostValues}`);
+  }
 }
 
 function conditionSql(store: StoreDialect, condition: FilterCondition): SQL {
@@ -109,15 +122,15 @@ function conditionSql(store: StoreDialect, condition: FilterCondition): SQL {
     case "ne":
       return sql`not ${field.equals(condition.value)}`;
     case "in":
-      return anyOfSql(field, condition.values);
+      return field.oneOf(condition.values);
     case "nin":
-      return sql`not ${anyOfSql(field, condition.values)}`;
+      return sql`not ${field.oneOf(condition.values)}`;
     case "exists":
       return condition.present ? field.exists() : sql`not ${field.exists()}`;
     case "range": {
       const { comparison, value } = condition;
       const test = typeof value === "number" ? field.number(comparison, value) : field.text(comparison, value);
-      return sql`coalesce(${test}, ${FALSE})`;
+      return sql`coalesce(${test}, (1 = 0))`;
     }
   }
 }
@@ -167,9 +180,9 @@ function matchesCondition(condition: FilterCondition, value: Record<string, unkn
     case "ne":
       return !equalsValue(value, key, condition.value);
     case "in":
-      return condition.values.some((expected) => equalsValue(value, key, expected));
+      return Object.hasOwn(value, key) && condition.lookup.has(value[key] as Scalar);
     case "nin":
-      return !condition.values.some((expected) => equalsValue(value, key, expected));
+      return !(Object.hasOwn(value, key) && condition.lookup.has(value[key] as Scalar));
     case "exists":
       return Object.hasOwn(value, key) === condition.present;
     case "range":

@@ -9,15 +9,12 @@ import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { SerializationError } from "../../errors.js";
 import { SEALED_TYPE_PREFIX } from "../../serde/sealing.js";
 import { parameterLimit, type Row } from "../../sql/executor.js";
-import { placeholderRows, rowValues, type Statement, Templates } from "../../sql/statements.js";
+import { allOf, anyOf, placeholderRows, rowValues, type Statement, Templates } from "../../sql/statements.js";
 import { filterPredicates } from "./filters.js";
 import { decodePath, underPrefix } from "./namespaces.js";
 import type { GetPlan, PutPlan, SearchPlan } from "./operations.js";
 
-const and = (parts: (SQL | undefined)[]): SQL => {
-  const present = parts.filter((part): part is SQL => part !== undefined);
-  return present.length === 0 ? sql`1 = 1` : sql.join(present, sql` and `);
-};
+const and = (parts: (SQL | undefined)[]): SQL => allOf(parts.filter((part): part is SQL => part !== undefined));
 
 /**
  * The templates of a store's frequent statements (get, put, delete), compiled once per
@@ -119,7 +116,7 @@ export function refreshStatements(store: StoreDialect, items: { path: string; ke
       .map(({ path, key }) => sql`(${c.nsPath} = ${store.text(path)} and ${c.key} = ${store.text(key)})`);
     statements.push(
       sql`update ${c.table} set ${sql.identifier(c.expiresAt.name)} = round(${now} + ${c.ttlMinutes} * 60000)
-        where ${c.ttlMinutes} is not null and ${live(store, now)} and (${sql.join(keys, sql` or `)})`,
+        where ${c.ttlMinutes} is not null and ${live(store, now)} and ${anyOf(keys)}`,
     );
   }
   return statements;

@@ -1,0 +1,70 @@
+/**
+ * Requests of the size an application may send, on every target: `$in` and `$nin` lists
+ * up to STORE_FILTER_LIMITS.values (typed as short ones are), a filter beyond the limits
+ * refused with an InvalidInputError before any SQL, and a search that renews the ttl of
+ * thousands of items. SQLite once refused a list of 1,000 values (its expression tree is
+ * at most 1000 deep) and a renewal of more than about 1,000 items; drizzle overflows its
+ * stack past about 100,000 parameters.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InvalidInputError, STORE_FILTER_LIMITS } from "../../src/index.js";
+import { freshStore, manualClock, type OpenStore, TARGETS } from "../helpers/stores.js";
+
+const { values: MOST_VALUES, conditions: MOST_CONDITIONS } = STORE_FILTER_LIMITS;
+const MINUTE = 60_000;
+
+describe.each(TARGETS)("large store requests on %s", (target) => {
+  let open: OpenStore;
+  const clock = manualClock();
+  const keys = async (filter: Record<string, unknown>) =>
+    (await open.store.search(["big"], { filter, limit: 100 })).map((item) => item.key).sort();
+
+  beforeAll(async () => {
+    open = await freshStore(target, { clock: clock.now });
+    await open.store.batch([
+      { namespace: ["big"], key: "number", value: { v: 4_321 } },
+      { namespace: ["big"], key: "text", value: { v: "4321" } },
+      { namespace: ["big"], key: "flag", value: { v: true } },
+      { namespace: ["big"], key: "nothing", value: { v: null } },
+      { namespace: ["big"], key: "missing", value: { w: 1 } },
+    ]);
+  });
+  afterAll(async () => open?.close());
+
+  it("matches $in and $nin lists of up to the limit's values, by type", async () => {
+    // Even numbers and odd numbers' text: "4321" is in the list, the number 4321 is not.
+    const mixed = Array.from({ length: MOST_VALUES }, (_, i) => (i % 2 === 0 ? i : `${i}`));
+    expect(await keys({ v: { $in: mixed } })).toEqual(["text"]);
+    expect(await keys({ v: { $nin: mixed } })).toEqual(["flag", "missing", "nothing", "number"]);
+    const numbers = Array.from({ length: MOST_VALUES }, (_, i) => i);
+    expect(await keys({ v: { $in: numbers } })).toEqual(["number"]);
+    expect(await keys({ v: { $nin: numbers } })).toEqual(["flag", "missing", "nothing", "text"]);
+    const texts = Array.from({ length: MOST_VALUES - 2 }, (_, i) => `${i}`).concat([true, null] as never[]);
+    expect(await keys({ v: { $in: texts } })).toEqual(["flag", "nothing", "text"]);
+    expect(await keys({ v: { $nin: texts } })).toEqual(["missing", "number"]);
+  });
+
+  it("refuses a filter beyond its limits with an InvalidInputError", async () => {
+    const tooMany = Array.from({ length: MOST_VALUES + 1 }, (_, i) => i);
+    await expect(keys({ v: { $in: tooMany } })).rejects.toThrow(InvalidInputError);
+    await expect(keys({ v: { $in: tooMany } })).rejects.toThrow(/more than 10000/);
+    const split = { v: { $in: tooMany.slice(0, MOST_VALUES) }, w: { $nin: [1] } };
+    await expect(keys(split)).rejects.toThrow(/compares with 10001 values/);
+    const wide = Object.fromEntries(Array.from({ length: MOST_CONDITIONS + 1 }, (_, i) => [`k${i}`, { $ne: i }]));
+    await expect(keys(wide)).rejects.toThrow(/101 conditions/);
+    const widest = Object.fromEntries(Array.from({ length: MOST_CONDITIONS }, (_, i) => [`k${i}`, { $ne: i }]));
+    expect(await keys(widest)).toEqual(["flag", "missing", "nothing", "number", "text"]);
+  });
+
+  it("renews the ttl of every item a large search reads", async () => {
+    const { store } = open;
+    await store.batch(
+      Array.from({ length: 3_000 }, (_, i) => ({ namespace: ["ttl"], key: `k${i}`, value: { i }, ttl: 5 })),
+    );
+    clock.tick(4 * MINUTE);
+    expect(await store.search(["ttl"], { limit: 3_000 })).toHaveLength(3_000);
+    // Past the first expiry, within the renewed one.
+    clock.tick(4 * MINUTE);
+    expect(await store.search(["ttl"], { limit: 3_000, refreshTtl: false })).toHaveLength(3_000);
+  });
+});
