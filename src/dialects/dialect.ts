@@ -150,6 +150,11 @@ export interface MigrationOptions {
 export interface Dialect {
   /** For messages only. */
   readonly name: string;
+  /**
+   * Most levels of objects and arrays, the outermost counted, that the family's JSON
+   * columns hold (metadata): MariaDB's 31, SQLite's 1000; elsewhere MAX_NESTING_DEPTH.
+   */
+  readonly maxJsonDepth: number;
   readonly columns: StorageColumns;
   /** Runs the dialect's statements on the driver. */
   readonly executor: Executor;

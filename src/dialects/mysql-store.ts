@@ -7,6 +7,7 @@ import { MYSQL_STORE_KEY_BYTES, MYSQL_STORE_PATH_BYTES, type MySqlStoreTables } 
 import type { Executor } from "../sql/executor.js";
 import { anyOf, valueList } from "../sql/statements.js";
 import { insertValues } from "./common-sql.js";
+import { MARIADB_JSON_DEPTH } from "./mysql.js";
 import { isConflict } from "./mysql-units.js";
 import { byType, op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
 import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
@@ -54,6 +55,7 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
   const written = upsertColumns(columns);
   return {
     name: "mysql",
+    maxJsonDepth: MARIADB_JSON_DEPTH,
     executor,
     columns,
     limits: { pathBytes: MYSQL_STORE_PATH_BYTES, keyBytes: MYSQL_STORE_KEY_BYTES },

@@ -16,6 +16,13 @@ import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js"
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
 import { mysqlMigrationSteps } from "./mysql-migrations.js";
 import { type MySqlUnitOptions, mysqlUnits } from "./mysql-units.js";
+
+/**
+ * MariaDB's JSON columns (their json_valid check) refuse a document nested 32 levels
+ * deep; MySQL's allow 100. The lower one, so a document fits both.
+ */
+export const MARIADB_JSON_DEPTH = 31;
+
 import {
   deleteEmptyThread,
   lockThreadRow,
@@ -143,6 +150,7 @@ export function mysqlDialect(
 
   return {
     name: "mysql",
+    maxJsonDepth: MARIADB_JSON_DEPTH,
     columns,
     executor,
     query,

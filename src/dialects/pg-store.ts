@@ -4,6 +4,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { PgStoreTables } from "../schema/pg.js";
+import { MAX_NESTING_DEPTH } from "../serde/bounds.js";
 import type { Executor } from "../sql/executor.js";
 import { isConflict } from "./pg.js";
 import { onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
@@ -34,6 +35,7 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
   };
   return {
     name: "postgres",
+    maxJsonDepth: MAX_NESTING_DEPTH,
     executor,
     columns,
     text: (value) => value,

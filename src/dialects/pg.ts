@@ -6,6 +6,7 @@
 import { getTableName, type SQL, sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import type { PgCheckpointTables } from "../schema/pg.js";
+import { MAX_NESTING_DEPTH } from "../serde/bounds.js";
 import type { Executor } from "../sql/executor.js";
 import { filterDocument } from "../sql/json.js";
 import { type Statement, type StatementCombiner, statementCombiner } from "../sql/statements.js";
@@ -62,6 +63,7 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
 
   return {
     name: "postgres",
+    maxJsonDepth: MAX_NESTING_DEPTH,
     columns,
     executor,
     query: (statement) => executor.all(statement),

@@ -8,6 +8,7 @@ import type { SQLiteStoreTables } from "../schema/sqlite.js";
 import type { Executor } from "../sql/executor.js";
 import { anyOf } from "../sql/statements.js";
 import { retryOnConflict } from "./common-sql.js";
+import { SQLITE_JSON_DEPTH } from "./sqlite.js";
 import { isBusy } from "./sqlite-units.js";
 import { byType, onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
 import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
@@ -49,6 +50,7 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
   const transactional = transactionUnit(executor, isBusy);
   return {
     name: "sqlite",
+    maxJsonDepth: SQLITE_JSON_DEPTH,
     executor,
     columns,
     text: (value) => value,

@@ -14,6 +14,10 @@ import type { Dialect } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { sqliteMigrationParts } from "./sqlite-migrations.js";
 import { sqliteWriteUnits } from "./sqlite-units.js";
+
+/** SQLite's JSON functions refuse text nested deeper than this ("malformed JSON"). */
+export const SQLITE_JSON_DEPTH = 1000;
+
 import { onConflictThreadPut, type ThreadSqlParts } from "./thread-sql.js";
 
 const KINDS: Record<JsonKind, string> = {
@@ -69,6 +73,7 @@ export function sqliteDialect(executor: Executor, tables: SQLiteCheckpointTables
 
   return {
     name: "sqlite",
+    maxJsonDepth: SQLITE_JSON_DEPTH,
     columns,
     executor,
     query: (statement) => executor.all(statement),

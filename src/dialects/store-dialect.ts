@@ -47,6 +47,8 @@ export interface ValueField {
 export interface StoreDialect {
   /** For messages only. */
   readonly name: string;
+  /** Most levels of objects and arrays in an item's value (see Dialect.maxJsonDepth). */
+  readonly maxJsonDepth: number;
   readonly executor: Executor;
   readonly columns: StoreColumns;
   /** Longest namespace path and key in UTF-8 bytes, when the table bounds them (MySQL's key length). */

@@ -95,7 +95,7 @@ function checkpointRow(dialect: Dialect, staging: string, r: CheckpointRecord): 
     r.type,
     toBuffer(r.checkpoint),
     dialect.jsonParam(JSON.stringify(r.channelVersions)),
-    dialect.jsonParam(serializeMetadata(r.metadata)),
+    dialect.jsonParam(serializeMetadata(r.metadata, dialect.maxJsonDepth)),
     // The original time, which the saver's put would replace with now.
     dialect.epochMillis(r.createdAt),
   ];

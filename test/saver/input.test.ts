@@ -111,6 +111,30 @@ describe.each(DIALECTS)("input handling on %s", (dialect) => {
     }
   });
 
+  it("stores metadata nested as deep as the database's JSON holds, and refuses one level more, writing nothing", async () => {
+    // MariaDB's JSON refuses 32 levels of objects and arrays, SQLite's 1001; PostgreSQL is held to the same 1000.
+    const most = { sqlite: 1000, postgres: 1000, mysql: 31 }[dialect];
+    const nested = (levels: number) => {
+      let value: unknown = "leaf";
+      for (let i = 0; i < levels; i++) value = { a: value };
+      return value;
+    };
+    // The metadata object itself is the first level.
+    const deepest = { ...metadata, deep: nested(most - 1) };
+    const config = await saver.put({ configurable: { thread_id: "t-deep" } }, checkpoint(), deepest, {});
+    expect((await saver.getTuple(config))?.metadata).toEqual(deepest);
+    const tooDeep = { ...metadata, deep: nested(most) };
+    await expect(saver.put({ configurable: { thread_id: "t-too-deep" } }, checkpoint(), tooDeep, {})).rejects.toThrow(
+      new RegExp(`metadata\\.deep\\.a.* more than ${most} levels deep`),
+    );
+    // Deep enough to exhaust the stack of a recursive walk: still our error.
+    const deepest50k = { ...metadata, deep: nested(50_000) };
+    await expect(
+      saver.put({ configurable: { thread_id: "t-too-deep" } }, checkpoint(), deepest50k, {}),
+    ).rejects.toThrow(InvalidInputError);
+    expect(await saver.getTuple({ configurable: { thread_id: "t-too-deep" } })).toBeUndefined();
+  });
+
   it("lets a second saver instance read what the first wrote", async () => {
     const config: RunnableConfig = await saver.put(
       { configurable: { thread_id: "t-shared" } },

@@ -56,6 +56,26 @@ describe.each(TARGETS)("large store requests on %s", (target) => {
     expect(await keys(widest)).toEqual(["flag", "missing", "nothing", "number", "text"]);
   });
 
+  it("stores values nested as deep as the database's JSON holds, and refuses one level more", async () => {
+    const most = { sqlite: 1000, postgres: 1000, mysql: 31 }[open.dialect];
+    const nested = (levels: number) => {
+      let value: Record<string, unknown> = { leaf: 1 };
+      for (let i = 1; i < levels; i++) value = { a: value };
+      return value;
+    };
+    await open.store.put(["deep"], "deepest", nested(most));
+    expect((await open.store.get(["deep"], "deepest"))?.value).toEqual(nested(most));
+    await expect(open.store.put(["deep"], "deeper", nested(most + 1))).rejects.toThrow(
+      new RegExp(`more than ${most} levels deep`),
+    );
+    await expect(open.store.put(["deep"], "deeper", nested(50_000))).rejects.toThrow(InvalidInputError);
+    expect(await open.store.get(["deep"], "deeper")).toBeNull();
+    // A filtered search over the namespace reads the deepest value without trouble.
+    expect((await open.store.search(["deep"], { filter: { a: { $exists: true } } })).map((item) => item.key)).toEqual([
+      "deepest",
+    ]);
+  });
+
   it("renews the ttl of every item a large search reads", async () => {
     const { store } = open;
     await store.batch(

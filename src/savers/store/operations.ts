@@ -86,20 +86,32 @@ function checkLength(text: string, limit: number | undefined, what: string): voi
   }
 }
 
-/** Strings (and member names) of a JSON value that every database stores: see checkText. */
-function checkJsonStrings(value: unknown, where: string): void {
+/** What a value nested deeper than `most` levels is told. */
+const tooDeep = (most: number) =>
+  new InvalidInputError(
+    `a store value nests objects and arrays more than ${most} levels deep, the most this database's JSON holds`,
+  );
+
+/**
+ * Strings (and member names) of a JSON value that every database stores (see checkText),
+ * and its nesting: `level` objects and arrays enclose `value`, at most `most` in all.
+ */
+function checkJsonValue(value: unknown, where: string, level: number, most: number): void {
   if (typeof value === "string") checkText(value, `the value at ${where}`);
-  else if (Array.isArray(value)) {
-    for (const [i, element] of value.entries()) checkJsonStrings(element, `${where}[${i}]`);
-  } else if (typeof value === "object" && value !== null) {
-    for (const [name, member] of Object.entries(value)) {
-      checkText(name, `a member name at ${where}`);
-      checkJsonStrings(member, `${where}.${name}`);
+  else if (typeof value === "object" && value !== null) {
+    if (level >= most) throw tooDeep(most);
+    if (Array.isArray(value)) {
+      for (const [i, element] of value.entries()) checkJsonValue(element, `${where}[${i}]`, level + 1, most);
+    } else {
+      for (const [name, member] of Object.entries(value)) {
+        checkText(name, `a member name at ${where}`);
+        checkJsonValue(member, `${where}.${name}`, level + 1, most);
+      }
     }
   }
 }
 
-function valueJson(value: unknown): string {
+function valueJson(value: unknown, maxDepth: number): string {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidInputError(`a store value must be an object (or null to delete), got ${describeValue(value)}`);
   }
@@ -107,9 +119,11 @@ function valueJson(value: unknown): string {
   try {
     json = JSON.stringify(value);
   } catch (error) {
+    // Only a value thousands of levels deep exhausts the stack: beyond any database's limit.
+    if (error instanceof RangeError && /call stack/i.test(error.message)) throw tooDeep(maxDepth);
     throw new InvalidInputError(`the value cannot be stored as JSON: ${(error as Error).message}`, { cause: error });
   }
-  checkJsonStrings(JSON.parse(json), "$");
+  checkJsonValue(JSON.parse(json), "$", 0, maxDepth);
   return json;
 }
 
@@ -163,7 +177,7 @@ function planOne(store: StoreDialect, op: Operation): Plan {
     const namespace = checkNamespace(op.namespace, "namespace", op.value === null ? lenient : {});
     const key = checkText(op.key, "key");
     const path = encodePath(namespace);
-    const json = op.value === null ? null : valueJson(op.value);
+    const json = op.value === null ? null : valueJson(op.value, store.maxJsonDepth);
     if (json !== null) {
       checkLength(path, store.limits?.pathBytes, "the namespace (labels joined by '.')");
       checkLength(key, store.limits?.keyBytes, "the key");

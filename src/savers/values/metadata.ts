@@ -7,6 +7,7 @@
  *   behind a marker that ordinary text never starts with.
  */
 import { InvalidInputError } from "../../errors.js";
+import { MAX_NESTING_DEPTH } from "../../serde/bounds.js";
 import type { JsonValue } from "../../sql/json.js";
 
 const MARKER = "\u{10FFFD}json:";
@@ -31,8 +32,12 @@ function setOwn(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** Turns a metadata value into the canonical JSON value we store and compare. */
-function toStoredJson(value: unknown, path = "metadata"): JsonValue | undefined {
+/**
+ * Turns a metadata value into the canonical JSON value we store and compare. `level`: how
+ * many objects and arrays enclose it; beyond `most` it is an InvalidInputError (before
+ * the recursion could exhaust the stack, or the database refuse the document).
+ */
+function toStoredJson(value: unknown, path = "metadata", level = 0, most = MAX_NESTING_DEPTH): JsonValue | undefined {
   if (value === null) return null;
   switch (typeof value) {
     case "string":
@@ -49,12 +54,21 @@ function toStoredJson(value: unknown, path = "metadata"): JsonValue | undefined 
     case "bigint":
       throw new InvalidInputError(`${path}: bigint cannot be stored as JSON`);
   }
-  if (Array.isArray(value)) return value.map((item, i) => toStoredJson(item, `${path}[${i}]`) ?? null);
   const withToJSON = value as { toJSON?: () => unknown };
-  if (typeof withToJSON.toJSON === "function") return toStoredJson(withToJSON.toJSON(), path);
+  if (!Array.isArray(value) && typeof withToJSON.toJSON === "function") {
+    return toStoredJson(withToJSON.toJSON(), path, level, most);
+  }
+  if (level >= most) {
+    throw new InvalidInputError(
+      `${path.length > 80 ? `${path.slice(0, 80)}...` : path} nests objects and arrays more than ${most} levels deep, the most this database's JSON holds`,
+    );
+  }
+  if (Array.isArray(value)) {
+    return value.map((item, i) => toStoredJson(item, `${path}[${i}]`, level + 1, most) ?? null);
+  }
   const result: { [key: string]: JsonValue } = {};
   for (const key of Object.keys(value).sort()) {
-    const item = toStoredJson((value as Record<string, unknown>)[key], `${path}.${key}`);
+    const item = toStoredJson((value as Record<string, unknown>)[key], `${path}.${key}`, level + 1, most);
     if (item !== undefined) setOwn(result, escapeKey(key), item);
   }
   return result;
@@ -72,11 +86,12 @@ export function fromStoredJson(value: unknown): unknown {
   return value;
 }
 
-export function serializeMetadata(metadata: unknown): string {
+/** Metadata as the JSON text stored; nested at most `maxDepth` levels (the dialect's maxJsonDepth). */
+export function serializeMetadata(metadata: unknown, maxDepth = MAX_NESTING_DEPTH): string {
   if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) {
     throw new InvalidInputError("checkpoint metadata must be an object");
   }
-  return JSON.stringify(toStoredJson(metadata));
+  return JSON.stringify(toStoredJson(metadata, "metadata", 0, maxDepth));
 }
 
 /** Drivers return JSON columns parsed (postgres.js, MySQL 8) or as text (MariaDB, SQLite). */

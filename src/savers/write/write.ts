@@ -94,7 +94,7 @@ export class CheckpointWriter {
     const { channel_values: values = {}, ...rest } = checkpoint;
     const withoutValues = { ...rest, channel_versions: storedVersions(checkpoint.channel_versions) };
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
-    const metadataJson = serializeMetadata(this.withoutExcluded(metadata));
+    const metadataJson = serializeMetadata(this.withoutExcluded(metadata), this.dialect.maxJsonDepth);
     const key = { threadId, ns, checkpointId };
     const { rows: blobRows, remember } = await this.blobRows(key, parentId, values, newVersions, useDeltas);
     const usesDeltas = blobRows.some((row) => row[6] !== null);
