@@ -2,10 +2,11 @@
  * Requests of the size an application may send, on every target: `$in` and `$nin` lists
  * up to STORE_FILTER_LIMITS.values (typed as short ones are), a filter beyond the limits
  * refused with an InvalidInputError before any SQL, and a search that renews the ttl of
- * thousands of items. SQLite once refused a list of 1,000 values (its expression tree is
+ * thousands of items; keys and values at the databases' bounds. SQLite once refused a list of 1,000 values (its expression tree is
  * at most 1000 deep) and a renewal of more than about 1,000 items; drizzle overflows its
  * stack past about 100,000 parameters.
  */
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError, STORE_FILTER_LIMITS } from "../../src/index.js";
 import { freshStore, manualClock, type OpenStore, TARGETS } from "../helpers/stores.js";
@@ -74,6 +75,17 @@ describe.each(TARGETS)("large store requests on %s", (target) => {
     expect((await open.store.search(["deep"], { filter: { a: { $exists: true } } })).map((item) => item.key)).toEqual([
       "deepest",
     ]);
+  });
+
+  it("stores a namespace and key of 2,600 bytes together, and refuses one byte more", async () => {
+    // Random text, which PostgreSQL cannot compress into its index entries.
+    const random = (length: number) => randomBytes(length).toString("base64url").slice(0, length);
+    const label = random(1_596);
+    const key = random(1_000);
+    await open.store.put(["long", label.slice(1)], key, { v: 1 });
+    expect((await open.store.get(["long", label.slice(1)], key))?.value).toEqual({ v: 1 });
+    await expect(open.store.put(["long", label], key, { v: 1 })).rejects.toThrow(/2601 bytes .* the limit is 2600/);
+    expect(await open.store.get(["long", label], key)).toBeNull();
   });
 
   it("renews the ttl of every item a large search reads", async () => {

@@ -6,6 +6,7 @@
 import type { Operation } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
+import { MAX_KEY_BYTES } from "../values/values.js";
 import { checkNamespace, encodePath, type MatchCondition } from "./namespaces.js";
 
 export interface GetPlan {
@@ -83,6 +84,19 @@ function checkText(text: unknown, what: string): string {
 function checkLength(text: string, limit: number | undefined, what: string): void {
   if (limit !== undefined && Buffer.byteLength(text, "utf8") > limit) {
     throw new InvalidInputError(`${what} is longer than the ${limit} bytes (UTF-8) this database's store table holds`);
+  }
+}
+
+/**
+ * The item's primary key, namespace path and key together, within the saver's bound for
+ * a row's key on every database (PostgreSQL's B-tree entries hold at most 2704 bytes).
+ */
+function checkKeyBytes(path: string, key: string): void {
+  const bytes = Buffer.byteLength(path, "utf8") + Buffer.byteLength(key, "utf8");
+  if (bytes > MAX_KEY_BYTES) {
+    throw new InvalidInputError(
+      `the namespace (labels joined by '.') and the key are ${bytes} bytes of UTF-8 together; the limit is ${MAX_KEY_BYTES}`,
+    );
   }
 }
 
@@ -181,6 +195,7 @@ function planOne(store: StoreDialect, op: Operation): Plan {
     if (json !== null) {
       checkLength(path, store.limits?.pathBytes, "the namespace (labels joined by '.')");
       checkLength(key, store.limits?.keyBytes, "the key");
+      checkKeyBytes(path, key);
     }
     return {
       kind: "put",
