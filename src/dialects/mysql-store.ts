@@ -8,7 +8,7 @@ import type { Executor } from "../sql/executor.js";
 import { anyOf, valueList } from "../sql/statements.js";
 import { insertValues } from "./common-sql.js";
 import { MARIADB_JSON_DEPTH } from "./mysql.js";
-import { isConflict } from "./mysql-units.js";
+import { isConflict, packetSizeCheck } from "./mysql-units.js";
 import { byType, op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
 import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
 
@@ -53,6 +53,8 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
     };
   };
   const written = upsertColumns(columns);
+  const checkPacketSize = packetSizeCheck((statement) => executor.all(statement));
+  const transactional = transactionUnit(executor, isConflict);
   return {
     name: "mysql",
     maxJsonDepth: MARIADB_JSON_DEPTH,
@@ -73,6 +75,10 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
         ),
         sql`, `,
       )}`,
-    unit: transactionUnit(executor, isConflict),
+    // Each statement is a packet of its own: one larger than max_allowed_packet is refused clearly.
+    unit: async (reads, writes) => {
+      for (const write of writes) await checkPacketSize([executor.compile(write)]);
+      return transactional(reads, writes);
+    },
   };
 }

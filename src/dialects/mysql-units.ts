@@ -56,9 +56,9 @@ type RowQuery = (statement: Statement) => Promise<Row[]>;
 
 /**
  * A check that a unit fits the server's max_allowed_packet: said clearly, instead of the
- * server dropping the connection mid-write.
+ * server dropping the connection mid-write (the store checks each of its statements).
  */
-function packetSizeCheck(query: RowQuery) {
+export function packetSizeCheck(query: RowQuery) {
   let maxPacket: Promise<number> | undefined;
   return async (queries: CompiledQuery[]): Promise<void> => {
     let size = 0;

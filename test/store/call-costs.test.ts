@@ -66,6 +66,15 @@ describe.each(["sqlite", "postgres", "mysql"] as const)("%s: what each store cal
       expect(await sent(() => store.get(["users", "u1"], "b"))).toBe(1);
       expect(await sent(() => store.search(["users"], { filter: { kind: "fact", n: { $gte: 0 } } }))).toBe(1);
       expect(await sent(() => store.delete(["users", "u1"], "a"))).toBe(1);
+      // A batch's upserts go in pieces of about 1 MiB of values (each a packet of its own on MySQL).
+      const items = Array.from({ length: 5 }, (_, i) => ({
+        namespace: ["big"],
+        key: `k${i}`,
+        value: { t: "x".repeat(400_000) },
+      }));
+      log.length = 0;
+      await store.batch(items);
+      expect(log.filter((entry) => /^insert into/i.test(entry.sql.trim())).length).toBe(3);
       expect((await store.search(["users"])).map((item) => item.key)).toEqual(["b"]);
     } finally {
       await close();

@@ -7,6 +7,7 @@
  * stack past about 100,000 parameters.
  */
 import { randomBytes } from "node:crypto";
+import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError, STORE_FILTER_LIMITS } from "../../src/index.js";
 import { freshStore, manualClock, type OpenStore, TARGETS } from "../helpers/stores.js";
@@ -87,6 +88,25 @@ describe.each(TARGETS)("large store requests on %s", (target) => {
     await expect(open.store.put(["long", label], key, { v: 1 })).rejects.toThrow(/2601 bytes .* the limit is 2600/);
     expect(await open.store.get(["long", label], key)).toBeNull();
   });
+
+  if (target === "mysql") {
+    it("refuses an item larger than max_allowed_packet clearly, writes nothing, and keeps working", async () => {
+      const { store } = open;
+      const connection = await mysql.createConnection(process.env.MYSQL_URL as string);
+      const [[{ packet }]] = (await connection.query("select @@global.max_allowed_packet as packet")) as unknown as [
+        { packet: unknown }[],
+      ];
+      await connection.end();
+      const limit = Number(packet);
+      expect(limit).toBeLessThanOrEqual(256 * 1024 * 1024); // the value below is limit + 1 MiB
+      await expect(store.put(["packet"], "too-big", { text: "x".repeat(limit + 1024 * 1024) })).rejects.toThrow(
+        /max_allowed_packet/,
+      );
+      expect(await store.get(["packet"], "too-big")).toBeNull();
+      await store.put(["packet"], "after", { ok: true });
+      expect((await store.get(["packet"], "after"))?.value).toEqual({ ok: true });
+    }, 120_000);
+  }
 
   it("renews the ttl of every item a large search reads", async () => {
     const { store } = open;

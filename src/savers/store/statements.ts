@@ -136,6 +136,28 @@ export interface PutRow {
   ttlMinutes: number | null;
 }
 
+/** Most bytes of values in one upsert (unless one item is larger): below every default max_allowed_packet of MySQL. */
+const UPSERT_BYTES = 1024 * 1024;
+
+/** Upsert rows in pieces of at most `rows` rows and about UPSERT_BYTES of value and embeddings. */
+function upsertPieces(upserts: unknown[][], rows: number): unknown[][][] {
+  const pieces: unknown[][][] = [];
+  let piece: unknown[][] = [];
+  let bytes = 0;
+  for (const row of upserts) {
+    const size = String(row[2]).length + ((row[3] as Buffer | null)?.length ?? 0);
+    if (piece.length > 0 && (piece.length === rows || bytes + size > UPSERT_BYTES)) {
+      pieces.push(piece);
+      piece = [];
+      bytes = 0;
+    }
+    piece.push(row);
+    bytes += size;
+  }
+  if (piece.length > 0) pieces.push(piece);
+  return pieces;
+}
+
 /** The statements of a batch's writes: deletes, then upserts in pieces the driver accepts. */
 export function writeStatements(store: StoreDialect, rows: PutRow[], now: number): Statement[] {
   const c = store.columns;
@@ -162,9 +184,7 @@ export function writeStatements(store: StoreDialect, rows: PutRow[], now: number
   }
   const width = store.upsertColumns.length;
   const valueAt = store.upsertColumns.indexOf(c.value);
-  const perStatement = Math.max(1, Math.floor(parameterLimit(store.executor.limits) / width));
-  for (let start = 0; start < upserts.length; start += perStatement) {
-    const piece = upserts.slice(start, start + perStatement);
+  for (const piece of upsertPieces(upserts, Math.max(1, Math.floor(parameterLimit(store.executor.limits) / width)))) {
     const build = () =>
       store.upsert(
         // The value column's placeholder goes through the dialect's JSON parameter.
