@@ -8,21 +8,13 @@ import { type Column, getTableName, is, Placeholder, type SQL, sql } from "drizz
 import type { MySqlTable } from "drizzle-orm/mysql-core";
 import type { MySqlCheckpointTables } from "../schema/mysql.js";
 import type { Executor, Runner } from "../sql/executor.js";
-import type { Statement } from "../sql/statements.js";
-import { allOf } from "../sql/statements.js";
+import { allOf, type Statement } from "../sql/statements.js";
 import { insertValues } from "./common-sql.js";
 import type { Dialect, InsertSpec, Row } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { indexedMetadataCandidates } from "./mysql-metadata-index.js";
 import { mysqlMigrationSteps } from "./mysql-migrations.js";
 import { type MySqlUnitOptions, mysqlUnits } from "./mysql-units.js";
-
-/**
- * MariaDB's JSON columns (their json_valid check) refuse a document nested 32 levels
- * deep; MySQL's allow 100. The lower one, so a document fits both.
- */
-export const MARIADB_JSON_DEPTH = 31;
-
 import {
   deleteEmptyThread,
   lockThreadRow,
@@ -31,6 +23,12 @@ import {
   mysqlThreadRefresh,
   type ThreadSqlParts,
 } from "./thread-sql.js";
+
+/**
+ * MariaDB's JSON columns (their json_valid check) refuse a document nested 32 levels
+ * deep; MySQL's allow 100. The lower one, so a document fits both.
+ */
+export const MARIADB_JSON_DEPTH = 31;
 
 const KINDS: Record<JsonKind, string> = {
   string: "'STRING'",
