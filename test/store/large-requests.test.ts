@@ -1,10 +1,12 @@
 /**
  * Requests of the size an application may send, on every target: `$in` and `$nin` lists
  * up to STORE_FILTER_LIMITS.values (typed as short ones are), a filter beyond the limits
- * refused with an InvalidInputError before any SQL, and a search that renews the ttl of
- * thousands of items; keys and values at the databases' bounds. SQLite once refused a list of 1,000 values (its expression tree is
- * at most 1000 deep) and a renewal of more than about 1,000 items; drizzle overflows its
- * stack past about 100,000 parameters.
+ * refused before any SQL, values nested as deep as the database's JSON holds, a namespace
+ * and key at the 2,600-byte bound, an item beyond MySQL's max_allowed_packet, and a search
+ * that renews the ttl of thousands of items. Each failed before with a database's or
+ * drizzle's own error: SQLite refused a list of 1,000 values and a renewal of over 1,000
+ * items (an expression tree at most 1000 deep), drizzle overflowed its stack past about
+ * 100,000 parameters, MariaDB dropped the connection.
  */
 import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
