@@ -158,42 +158,54 @@ function upsertPieces(upserts: unknown[][], rows: number): unknown[][][] {
   return pieces;
 }
 
-/** The statements of a batch's writes: deletes, then upserts in pieces the driver accepts. */
+/**
+ * A batch's writes in one order of (namespace path, key), the same for every batch: each
+ * statement locks its rows in its rows' order, so two batches writing the same items in
+ * different orders would each hold a row the other waits for (a deadlock).
+ */
+export function inLockOrder<T extends { plan: { path: string; key: string } }>(rows: T[]): T[] {
+  const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...rows].sort((a, b) => compare(a.plan.path, b.plan.path) || compare(a.plan.key, b.plan.key));
+}
+
+/**
+ * The statements of a batch's writes (rows in {@link inLockOrder}): a delete for each
+ * removed item, and the puts between two deletes as upserts in pieces the driver accepts.
+ */
 export function writeStatements(store: StoreDialect, rows: PutRow[], now: number): Statement[] {
   const c = store.columns;
   const templates = templatesOf(store);
-  const statements: Statement[] = [];
-  const upserts: unknown[][] = [];
-  for (const { plan, embeddings, expiresAt, ttlMinutes } of rows) {
-    if (plan.json === null) {
-      const build = () =>
-        sql`delete from ${c.table} where ${c.nsPath} = ${sql.placeholder("path")} and ${c.key} = ${sql.placeholder("key")}`;
-      statements.push(templates.statement("delete", build, { path: store.text(plan.path), key: store.text(plan.key) }));
-    } else {
-      upserts.push([
-        store.text(plan.path),
-        store.text(plan.key),
-        plan.json,
-        embeddings,
-        now,
-        now,
-        expiresAt,
-        ttlMinutes,
-      ]);
-    }
-  }
   const width = store.upsertColumns.length;
   const valueAt = store.upsertColumns.indexOf(c.value);
-  for (const piece of upsertPieces(upserts, Math.max(1, Math.floor(parameterLimit(store.executor.limits) / width)))) {
-    const build = () =>
-      store.upsert(
-        // The value column's placeholder goes through the dialect's JSON parameter.
-        placeholderRows("item", piece.length, width).map((row) =>
-          row.map((placeholder, i) => (i === valueAt ? store.json(placeholder) : placeholder)),
-        ),
-      );
-    statements.push(templates.statement(`upsert.${piece.length}`, build, rowValues("item", piece)));
+  const rowsPerUpsert = Math.max(1, Math.floor(parameterLimit(store.executor.limits) / width));
+  const statements: Statement[] = [];
+  let upserts: unknown[][] = [];
+  const flushUpserts = () => {
+    for (const piece of upsertPieces(upserts, rowsPerUpsert)) {
+      const build = () =>
+        store.upsert(
+          // The value column's placeholder goes through the dialect's JSON parameter.
+          placeholderRows("item", piece.length, width).map((row) =>
+            row.map((placeholder, i) => (i === valueAt ? store.json(placeholder) : placeholder)),
+          ),
+        );
+      statements.push(templates.statement(`upsert.${piece.length}`, build, rowValues("item", piece)));
+    }
+    upserts = [];
+  };
+  for (const { plan, embeddings, expiresAt, ttlMinutes } of rows) {
+    const path = store.text(plan.path);
+    const key = store.text(plan.key);
+    if (plan.json === null) {
+      flushUpserts();
+      const build = () =>
+        sql`delete from ${c.table} where ${c.nsPath} = ${sql.placeholder("path")} and ${c.key} = ${sql.placeholder("key")}`;
+      statements.push(templates.statement("delete", build, { path, key }));
+    } else {
+      upserts.push([path, key, plan.json, embeddings, now, now, expiresAt, ttlMinutes]);
+    }
   }
+  flushUpserts();
   return statements;
 }
 

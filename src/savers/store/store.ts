@@ -32,7 +32,7 @@ import {
 import { type Refresh, StoreReader } from "./reads.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
 import { ItemSealing } from "./sealed-items.js";
-import { type PutRow, refreshStatements, sweepStatement, writeStatements } from "./statements.js";
+import { inLockOrder, type PutRow, refreshStatements, sweepStatement, writeStatements } from "./statements.js";
 import {
   type Embedder,
   type EmbedFunction,
@@ -158,17 +158,19 @@ export class DrizzleStore extends BaseStore {
         }
       }
     }
-    const rows: PutRow[] = puts.map((plan, i) => {
-      const ttl = plan.ttl === undefined ? (this.ttl.defaultTtl ?? null) : plan.ttl;
-      const [json, sealed] =
-        plan.json === null ? [null, null] : this.sealing.seal(plan.path, plan.key, plan.json, embeddings[i] ?? null);
-      return {
-        plan: { ...plan, json },
-        embeddings: sealed,
-        expiresAt: ttl === null ? null : now + Math.round(ttl * MINUTE_MS),
-        ttlMinutes: ttl,
-      };
-    });
+    const rows: PutRow[] = inLockOrder(
+      puts.map((plan, i) => {
+        const ttl = plan.ttl === undefined ? (this.ttl.defaultTtl ?? null) : plan.ttl;
+        const [json, sealed] =
+          plan.json === null ? [null, null] : this.sealing.seal(plan.path, plan.key, plan.json, embeddings[i] ?? null);
+        return {
+          plan: { ...plan, json },
+          embeddings: sealed,
+          expiresAt: ttl === null ? null : now + Math.round(ttl * MINUTE_MS),
+          ttlMinutes: ttl,
+        };
+      }),
+    );
     const writes = writeStatements(this.store, rows, now);
     if (this.native && rows.length > 0 && (await this.native.active())) writes.push(...this.native.writes(rows));
     const reads = async (runner: Runner) => {
