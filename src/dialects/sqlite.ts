@@ -14,11 +14,10 @@ import type { Dialect } from "./dialect.js";
 import { type JsonKind, type JsonNodeOps, jsonEquals } from "./json-equality.js";
 import { sqliteMigrationParts } from "./sqlite-migrations.js";
 import { sqliteWriteUnits } from "./sqlite-units.js";
+import { onConflictThreadPut, type ThreadSqlParts } from "./thread-sql.js";
 
 /** SQLite's JSON functions refuse text nested deeper than this ("malformed JSON"). */
 export const SQLITE_JSON_DEPTH = 1000;
-
-import { onConflictThreadPut, type ThreadSqlParts } from "./thread-sql.js";
 
 const KINDS: Record<JsonKind, string> = {
   string: "'text'",

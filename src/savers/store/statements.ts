@@ -139,13 +139,13 @@ export interface PutRow {
 /** Most bytes of values in one upsert (unless one item is larger): below every default max_allowed_packet of MySQL. */
 const UPSERT_BYTES = 1024 * 1024;
 
-/** Upsert rows in pieces of at most `rows` rows and about UPSERT_BYTES of value and embeddings. */
-function upsertPieces(upserts: unknown[][], rows: number): unknown[][][] {
+/** Upsert rows in pieces of at most `rows` rows and about UPSERT_BYTES (`sizes`: each row's value and embeddings). */
+function upsertPieces(upserts: unknown[][], sizes: number[], rows: number): unknown[][][] {
   const pieces: unknown[][][] = [];
   let piece: unknown[][] = [];
   let bytes = 0;
-  for (const row of upserts) {
-    const size = String(row[2]).length + ((row[3] as Buffer | null)?.length ?? 0);
+  for (const [i, row] of upserts.entries()) {
+    const size = sizes[i];
     if (piece.length > 0 && (piece.length === rows || bytes + size > UPSERT_BYTES)) {
       pieces.push(piece);
       piece = [];
@@ -180,8 +180,9 @@ export function writeStatements(store: StoreDialect, rows: PutRow[], now: number
   const rowsPerUpsert = Math.max(1, Math.floor(parameterLimit(store.executor.limits) / width));
   const statements: Statement[] = [];
   let upserts: unknown[][] = [];
+  let sizes: number[] = [];
   const flushUpserts = () => {
-    for (const piece of upsertPieces(upserts, rowsPerUpsert)) {
+    for (const piece of upsertPieces(upserts, sizes, rowsPerUpsert)) {
       const build = () =>
         store.upsert(
           // The value column's placeholder goes through the dialect's JSON parameter.
@@ -192,6 +193,7 @@ export function writeStatements(store: StoreDialect, rows: PutRow[], now: number
       statements.push(templates.statement(`upsert.${piece.length}`, build, rowValues("item", piece)));
     }
     upserts = [];
+    sizes = [];
   };
   for (const { plan, embeddings, expiresAt, ttlMinutes } of rows) {
     const path = store.text(plan.path);
@@ -203,6 +205,7 @@ export function writeStatements(store: StoreDialect, rows: PutRow[], now: number
       statements.push(templates.statement("delete", build, { path, key }));
     } else {
       upserts.push([path, key, plan.json, embeddings, now, now, expiresAt, ttlMinutes]);
+      sizes.push(plan.json.length + (embeddings?.length ?? 0));
     }
   }
   flushUpserts();
