@@ -9,7 +9,7 @@ import { anyOf, valueList } from "../sql/statements.js";
 import { insertValues } from "./common-sql.js";
 import { MARIADB_JSON_DEPTH } from "./mysql.js";
 import { isConflict, packetSizeCheck } from "./mysql-units.js";
-import { byType, op, replacedColumns, transactionUnit, upsertColumns } from "./store-common.js";
+import { byType, op, replacedColumns, retriedRun, transactionUnit, upsertColumns } from "./store-common.js";
 import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
 
 /** json_type's names of the JSON types a filter tells apart. */
@@ -82,5 +82,10 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
       for (const write of writes) await checkPacketSize([executor.compile(write)]);
       return transactional(reads, writes);
     },
+    runAlone: retriedRun(executor, isConflict),
+    // InnoDB locks rows as its scan meets them. The store's statements that lock several
+    // items name them by key and test nothing another index serves, so the scan is the
+    // primary key's, in key order (bytes, as inLockOrder).
+    inKeyOrder: (where) => where,
   };
 }

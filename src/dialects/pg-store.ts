@@ -7,7 +7,7 @@ import type { PgStoreTables } from "../schema/pg.js";
 import { MAX_NESTING_DEPTH } from "../serde/bounds.js";
 import type { Executor } from "../sql/executor.js";
 import { isConflict } from "./pg.js";
-import { onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
+import { onConflictUpsert, op, retriedRun, transactionUnit, upsertColumns } from "./store-common.js";
 import type { StoreDialect, ValueField } from "./store-dialect.js";
 
 export function pgStoreDialect(executor: Executor, tables: PgStoreTables): StoreDialect {
@@ -48,5 +48,11 @@ export function pgStoreDialect(executor: Executor, tables: PgStoreTables): Store
     upsertColumns: upsertColumns(columns),
     upsert: onConflictUpsert(columns),
     unit: transactionUnit(executor, isConflict),
+    runAlone: retriedRun(executor, isConflict),
+    // A statement locks rows in the order its plan meets them (a bitmap scan: where they lie
+    // on disk); a locking subquery sorts them first. "C" columns: in byte order, as inLockOrder.
+    inKeyOrder: (where) =>
+      sql`(${items.nsPath}, ${items.key}) in (select ${items.nsPath}, ${items.key} from ${items} where ${where}
+        order by ${items.nsPath}, ${items.key} for update)`,
   };
 }

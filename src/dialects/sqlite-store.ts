@@ -10,7 +10,7 @@ import { anyOf } from "../sql/statements.js";
 import { retryOnConflict } from "./common-sql.js";
 import { SQLITE_JSON_DEPTH } from "./sqlite.js";
 import { isBusy } from "./sqlite-units.js";
-import { byType, onConflictUpsert, op, transactionUnit, upsertColumns } from "./store-common.js";
+import { byType, onConflictUpsert, op, retriedRun, transactionUnit, upsertColumns } from "./store-common.js";
 import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
 
 export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables): StoreDialect {
@@ -70,5 +70,8 @@ export function sqliteStoreDialect(executor: Executor, tables: SQLiteStoreTables
           return result;
         }
       : transactional,
+    runAlone: retriedRun(executor, isBusy),
+    // SQLite locks the whole database, not rows: no order to keep.
+    inKeyOrder: (where) => where,
   };
 }

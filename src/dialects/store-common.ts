@@ -48,6 +48,11 @@ export function onConflictUpsert(c: StoreColumns) {
     });
 }
 
+/** `StoreDialect.runAlone`: one statement, again on a conflict. */
+export function retriedRun(executor: Executor, isConflict: (error: unknown) => boolean) {
+  return (statement: Statement) => retryOnConflict(isConflict, () => executor.run(statement));
+}
+
 /** `StoreDialect.unit` on a driver with interactive transactions. */
 export function transactionUnit(executor: Executor, isConflict: (error: unknown) => boolean) {
   return <T>(reads: ((runner: Runner) => Promise<T>) | undefined, writes: Statement[]): Promise<T | undefined> => {

@@ -85,4 +85,12 @@ export interface StoreDialect {
    * Without reads, a single write runs as the statement it is (atomic on its own).
    */
   unit<T>(reads: ((runner: Runner) => Promise<T>) | undefined, writes: Statement[]): Promise<T | undefined>;
+  /** Runs one statement on its own (atomic), again on a conflict as `unit` does; returns the rows it changed. */
+  runAlone(statement: Statement): Promise<number>;
+  /**
+   * `where` made a predicate under which an UPDATE or DELETE of items takes their row locks
+   * in (namespace path, key) order, the order of every batch's writes: statements that
+   * lock items in one shared order never wait on each other in a cycle (a deadlock).
+   */
+  inKeyOrder(where: SQL): SQL;
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DrizzleStore, InvalidInputError } from "../../src/index.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { openRaw, type RawDatabase } from "../helpers/raw.js";
-import { DIALECTS, freshStore, manualClock, type OpenStore } from "../helpers/stores.js";
+import { DIALECTS, freshStore, manualClock, type OpenStore, TARGETS } from "../helpers/stores.js";
 import { expectExitsOnItsOwn } from "../reliability/helpers.js";
 
 const MINUTE = 60_000;
@@ -94,6 +94,30 @@ describe.each(DIALECTS)("store ttl on %s", (dialect) => {
     await expect(store.put(["bad"], "k", { v: 1 }, undefined, { ttl: -1 })).rejects.toThrow(InvalidInputError);
     expect(await store.get(["bad"], "k")).toBeNull();
   });
+});
+
+describe.each(TARGETS)("store ttl over many items on %s", (target) => {
+  it("renews and sweeps more items than one statement names", async () => {
+    const clock = manualClock();
+    const open = await freshStore(target, { clock: clock.now, ttl: { defaultTtl: 10 } });
+    try {
+      const { store } = open;
+      const keys = Array.from({ length: 1_203 }, (_, i) => `k${i}`);
+      await store.batch(keys.map((key) => ({ namespace: ["many"], key, value: { key } })));
+      await store.put(["many-forever"], "f", { v: 1 }, undefined, { ttl: null });
+      clock.tick(6 * MINUTE);
+      expect(await store.search(["many"], { limit: 2_000 })).toHaveLength(keys.length); // renewed until 16
+      clock.tick(6 * MINUTE);
+      expect(await store.search(["many"], { limit: 2_000, refreshTtl: false })).toHaveLength(keys.length);
+      clock.tick(5 * MINUTE);
+      expect(await store.sweepExpiredItems()).toBe(keys.length);
+      expect(await store.sweepExpiredItems()).toBe(0);
+      expect(await store.search(["many"], { limit: 2_000, refreshTtl: false })).toEqual([]);
+      expect(await store.get(["many-forever"], "f")).not.toBeNull();
+    } finally {
+      await open.close();
+    }
+  }, 60_000);
 });
 
 describe("the store's sweeper timer", () => {

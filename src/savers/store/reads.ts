@@ -13,6 +13,7 @@ import type { ItemSealing } from "./sealed-items.js";
 import {
   candidatesStatement,
   getStatement,
+  type ItemKey,
   itemOf,
   namespacesStatement,
   searchStatement,
@@ -21,7 +22,7 @@ import {
 import { type Embedder, rankPage } from "./vectors.js";
 
 /** Items a batch read that have a ttl to renew. */
-export type Refresh = { path: string; key: string }[];
+export type Refresh = ItemKey[];
 
 /** Runs a batch's read operations. */
 export class StoreReader {

@@ -9,7 +9,7 @@ import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { SerializationError } from "../../errors.js";
 import { SEALED_TYPE_PREFIX } from "../../serde/sealing.js";
 import { parameterLimit, type Row } from "../../sql/executor.js";
-import { allOf, anyOf, placeholderRows, rowValues, type Statement, Templates } from "../../sql/statements.js";
+import { allOf, anyOf, inPieces, placeholderRows, rowValues, type Statement, Templates } from "../../sql/statements.js";
 import { filterPredicates } from "./filters.js";
 import { decodePath, underPrefix } from "./namespaces.js";
 import type { GetPlan, PutPlan, SearchPlan } from "./operations.js";
@@ -102,30 +102,59 @@ export function namespacesStatement(store: StoreDialect, prefix: string[], now: 
     where ${and([underPrefix(store, prefix), live(store, now)])} order by ${sql.identifier("ns_path")}`;
 }
 
-/**
- * Renews the expiry of the items read (those with a ttl) from `now`, leaving `updated_at`
- * as it is; in pieces the driver accepts.
- */
-export function refreshStatements(store: StoreDialect, items: { path: string; key: string }[], now: number): SQL[] {
-  const c = store.columns;
-  const perStatement = Math.max(1, Math.floor(parameterLimit(store.executor.limits) / 2) - 2);
-  const statements: SQL[] = [];
-  for (let start = 0; start < items.length; start += perStatement) {
-    const keys = items
-      .slice(start, start + perStatement)
-      .map(({ path, key }) => sql`(${c.nsPath} = ${store.text(path)} and ${c.key} = ${store.text(key)})`);
-    statements.push(
-      sql`update ${c.table} set ${sql.identifier(c.expiresAt.name)} = round(${now} + ${c.ttlMinutes} * 60000)
-        where ${c.ttlMinutes} is not null and ${live(store, now)} and ${anyOf(keys)}`,
-    );
-  }
-  return statements;
+/** Most items one refresh or sweep statement names (a statement of a few hundred KB at most). */
+const KEYS_PER_STATEMENT = 500;
+
+/** Items in pieces of at most KEYS_PER_STATEMENT (and what the driver's parameters allow), in key order. */
+function keyPieces(store: StoreDialect, items: ItemKey[]): ItemKey[][] {
+  const perStatement = Math.min(
+    KEYS_PER_STATEMENT,
+    Math.max(1, Math.floor(parameterLimit(store.executor.limits) / 2) - 2),
+  );
+  return inPieces([...items].sort(compareKeys), perStatement);
 }
 
-/** Removes the items expired at `now`. */
-export function sweepStatement(store: StoreDialect, now: number): SQL {
+/** The items named by key, and `conditions`; several items locked in key order. */
+function itemsWhere(store: StoreDialect, items: ItemKey[], conditions: SQL[]): SQL {
   const c = store.columns;
-  return sql`delete from ${c.table} where ${c.expiresAt} <= ${now}`;
+  const keys = items.map(({ path, key }) => sql`(${c.nsPath} = ${store.text(path)} and ${c.key} = ${store.text(key)})`);
+  const where = and([...conditions, anyOf(keys)]);
+  return items.length > 1 ? store.inKeyOrder(where) : where;
+}
+
+/**
+ * Renews the expiry of the items read (those with a ttl) from `now`, leaving `updated_at`
+ * as it is. Each statement stands alone and locks its items in key order.
+ */
+export function refreshStatements(store: StoreDialect, items: ItemKey[], now: number): SQL[] {
+  const c = store.columns;
+  return keyPieces(store, items).map(
+    (piece) =>
+      sql`update ${c.table} set ${sql.identifier(c.expiresAt.name)} = round(${now} + ${c.ttlMinutes} * 60000)
+        where ${itemsWhere(store, piece, [sql`${c.ttlMinutes} is not null`, live(store, now)])}`,
+  );
+}
+
+/**
+ * Up to `limit` items expired at `now`, the earliest first: what a sweep removes next (a
+ * read that locks nothing; the expiry index's order, so each piece costs its own size).
+ */
+export function expiredItemsStatement(store: StoreDialect, now: number, limit: number): SQL {
+  const c = store.columns;
+  return sql`select ${c.nsPath} as ${sql.identifier("ns_path")}, ${c.key} as ${sql.identifier("item_key")}
+    from ${c.table} where ${c.expiresAt} <= ${now} order by ${c.expiresAt} limit ${limit}`;
+}
+
+/**
+ * Remove those of `items` still expired at `now` (a read may have renewed one since),
+ * locking them in key order. The expiry is tested so that no index serves it: the primary
+ * key's scan keeps the order on MySQL.
+ */
+export function sweepStatements(store: StoreDialect, items: ItemKey[], now: number): SQL[] {
+  const c = store.columns;
+  return keyPieces(store, items).map(
+    (piece) => sql`delete from ${c.table} where ${itemsWhere(store, piece, [sql`not ${live(store, now)}`])}`,
+  );
 }
 
 /** What a put writes besides its value: when it expires and the ttl a refresh renews. */
@@ -163,10 +192,37 @@ function upsertPieces(upserts: unknown[][], sizes: number[], rows: number): unkn
  * statement locks its rows in its rows' order, so two batches writing the same items in
  * different orders would each hold a row the other waits for (a deadlock).
  */
-export function inLockOrder<T extends { plan: { path: string; key: string } }>(rows: T[]): T[] {
-  const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return [...rows].sort((a, b) => compare(a.plan.path, b.plan.path) || compare(a.plan.key, b.plan.key));
+export function inLockOrder<T extends { plan: ItemKey }>(rows: T[]): T[] {
+  return [...rows].sort((a, b) => compareKeys(a.plan, b.plan));
 }
+
+/** An item's namespace path and key. */
+export interface ItemKey {
+  path: string;
+  key: string;
+}
+
+/**
+ * The order of items' locks: by path, then key, each by its UTF-8 bytes, as the databases
+ * order them ("C" collation, VARBINARY). JavaScript's `<` compares UTF-16 units, which
+ * puts U+10000 and above before U+E000-U+FFFF.
+ */
+export function compareKeys(a: ItemKey, b: ItemKey): number {
+  return compareBytes(a.path, b.path) || compareBytes(a.key, b.key);
+}
+
+function compareBytes(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const [x, y] = [a.charCodeAt(i), b.charCodeAt(i)];
+    if (x !== y) return byteRank(x) - byteRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 unit moved to where its character sorts in UTF-8: surrogates after U+E000-U+FFFF. */
+const byteRank = (unit: number) =>
+  unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit;
 
 /**
  * The statements of a batch's writes (rows in {@link inLockOrder}): a delete for each

@@ -32,7 +32,15 @@ import {
 import { type Refresh, StoreReader } from "./reads.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
 import { ItemSealing } from "./sealed-items.js";
-import { inLockOrder, type PutRow, refreshStatements, sweepStatement, writeStatements } from "./statements.js";
+import {
+  expiredItemsStatement,
+  inLockOrder,
+  type PutRow,
+  refreshStatements,
+  sweepStatements,
+  textOf,
+  writeStatements,
+} from "./statements.js";
 import {
   type Embedder,
   type EmbedFunction,
@@ -53,6 +61,8 @@ export type {
 
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
+/** Most items one sweep statement removes. */
+const SWEEP_BATCH = 500;
 
 /**
  * LangGraph's `BaseStore` on PostgreSQL, MySQL/MariaDB or SQLite through Drizzle, on
@@ -173,20 +183,22 @@ export class DrizzleStore extends BaseStore {
     );
     const writes = writeStatements(this.store, rows, now);
     if (this.native && rows.length > 0 && (await this.native.active())) writes.push(...this.native.writes(rows));
+    let refresh: Refresh = [];
     const reads = async (runner: Runner) => {
       const results: unknown[] = [];
-      const refresh: Refresh = [];
+      // Anew on each attempt of the unit.
+      refresh = [];
       for (const plan of plans) results.push(await this.reader.read(runner, plan, now, refresh, queries));
-      // After the reads, so none of them sees a renewed expiry; updated_at stays.
-      for (const statement of refreshStatements(this.store, refresh, now)) await runner.run(statement);
       return results;
     };
-    if (writes.length === 0) return (await reads(this.store.executor)) as OperationResults<Op>;
-    if (plans.every((plan) => plan.kind === "put")) {
-      await this.store.unit(undefined, writes);
-      return plans.map(() => undefined) as OperationResults<Op>;
-    }
-    return (await this.store.unit(reads, writes)) as OperationResults<Op>;
+    let results: unknown[] | undefined;
+    if (writes.length === 0) results = await reads(this.store.executor);
+    else if (plans.every((plan) => plan.kind === "put")) await this.store.unit(undefined, writes);
+    else results = await this.store.unit(reads, writes);
+    // After the unit, each statement on its own: a unit that locked the items it read and
+    // then those it writes could wait in a cycle with another. updated_at stays.
+    for (const statement of refreshStatements(this.store, refresh, now)) await this.store.runAlone(statement);
+    return (results ?? plans.map(() => undefined)) as OperationResults<Op>;
   }
 
   /**
@@ -245,10 +257,24 @@ export class DrizzleStore extends BaseStore {
     return itemsEncryptionStatus(this.store);
   }
 
-  /** Removes the expired items; returns how many. */
+  /**
+   * Removes the expired items; returns how many. In statements of a few hundred items,
+   * each locking them in the order batches write in, so that it never deadlocks with a
+   * writer or another sweeper.
+   */
   async sweepExpiredItems(): Promise<number> {
-    if (this.native && (await this.native.active())) return this.native.sweep(this.clock());
-    return this.store.executor.run(sweepStatement(this.store, this.clock()));
+    const now = this.clock();
+    const native = this.native && (await this.native.active()) ? this.native : undefined;
+    let removed = 0;
+    for (;;) {
+      const expired = await this.store.executor.all(expiredItemsStatement(this.store, now, SWEEP_BATCH));
+      const items = expired.map((row) => ({ path: textOf(row.ns_path), key: textOf(row.item_key) }));
+      const removes = sweepStatements(this.store, items, now);
+      // The native index's pass also removes the vectors of items gone without it.
+      if (native) removed += await native.sweep(removes);
+      else for (const remove of removes) removed += await this.store.runAlone(remove);
+      if (items.length < SWEEP_BATCH) return removed;
+    }
   }
 
   /**

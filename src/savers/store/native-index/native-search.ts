@@ -20,7 +20,7 @@ import { MissingPackageError, VectorIndexError } from "../../../errors.js";
 import type { Row, Runner } from "../../../sql/executor.js";
 import type { Statement } from "../../../sql/statements.js";
 import type { SearchPlan } from "../operations.js";
-import { type PutRow, sweepStatement, textOf } from "../statements.js";
+import { type PutRow, textOf } from "../statements.js";
 import { rankPage } from "../vectors.js";
 import type { NativeSettings } from "./options.js";
 import { embeddedItemsStatement, itemExists, nearestItemsStatement, scoredCountStatement } from "./statements.js";
@@ -101,13 +101,14 @@ export class NativeSearch {
   }
 
   /**
-   * Removes the expired items and, in the same unit, every vector whose item is gone: theirs,
-   * and those of items removed without the index (the CLI's sweep, a store without
-   * `index.native`). Returns how many items.
+   * Removes expired items (`removes`, a sweep's statements) and, in the same unit, every vector
+   * whose item is gone: theirs, and those of items removed without the index (the CLI's
+   * sweep, a store without `index.native`). Returns how many items.
    */
-  async sweep(now: number): Promise<number> {
+  async sweep(removes: Statement[]): Promise<number> {
     const removed = await this.store.unit(async (tx) => {
-      const items = await tx.run(sweepStatement(this.store, now));
+      let items = 0;
+      for (const remove of removes) items += await tx.run(remove);
       for (const statement of this.index.removeOrphans(itemExists(this.store))) await tx.run(statement);
       return items;
     }, []);
