@@ -116,6 +116,12 @@ export interface Precondition {
    * committed before it (never as one combined statement with a single snapshot).
    */
   claim?: boolean;
+  /**
+   * Lock the rows exclusively, waiting for a transaction that holds them: units that
+   * first take the same row this way never interleave (two removals from one thread, by
+   * its row). The statements then run one after the other, as with a claim.
+   */
+  exclusive?: boolean;
 }
 
 /** What surrounds the rounds of {@link Dialect.atomicallyUntilSettled}. */
@@ -165,8 +171,8 @@ export interface Dialect {
    * precondition, its rows are share-locked first (a concurrent delete waits for
    * this unit, or this unit for the delete); when there are none, nothing is written.
    * The statements may run as one (PostgreSQL joins them as CTEs, one snapshot, in no
-   * set order), so they must not touch the same rows; a claiming precondition runs
-   * them one after the other.
+   * set order), so they must not touch the same rows; a claiming or exclusive
+   * precondition runs them one after the other.
    */
   atomically(statements: Statement[], precondition?: Precondition): Promise<void>;
   /**

@@ -98,7 +98,9 @@ function preconditionLocks(combine: StatementCombiner) {
   return (precondition: Precondition): Statement =>
     precondition.claim
       ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
-      : combine("share", [precondition.rows], ([rows]) => sql`${rows} lock in share mode`);
+      : precondition.exclusive
+        ? combine("exclusive", [precondition.rows], ([rows]) => sql`${rows} for update`)
+        : combine("share", [precondition.rows], ([rows]) => sql`${rows} lock in share mode`);
 }
 
 /**

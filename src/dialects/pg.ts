@@ -155,7 +155,9 @@ function pgWriteUnits(
   const lock = (precondition: Precondition) =>
     precondition.claim
       ? combine("claim", [precondition.rows], ([rows]) => sql`${rows} for update skip locked`)
-      : combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`);
+      : precondition.exclusive
+        ? combine("exclusive", [precondition.rows], ([rows]) => sql`${rows} for update`)
+        : combine("share", [precondition.rows], ([rows]) => sql`${rows} for share`);
   return {
     atomically: (statements, precondition) =>
       retryOnConflict(isConflict, () => writeOnce(executor, combine, lock, statements, precondition)),
@@ -188,7 +190,7 @@ async function writeOnce(
     return;
   }
   // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
-  if (statements.length > CTE_STATEMENTS || precondition?.claim) {
+  if (statements.length > CTE_STATEMENTS || precondition?.claim || precondition?.exclusive) {
     await executor.transaction(async (tx) => {
       if (precondition) {
         const locked = await tx.all(lock(precondition));
