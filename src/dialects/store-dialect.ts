@@ -20,6 +20,12 @@ export interface StoreColumns {
   ttlMinutes: Column;
 }
 
+/** An item: its encoded namespace path and its key. */
+export interface ItemKey {
+  path: string;
+  key: string;
+}
+
 /** A comparison of a filter's range operators. */
 export type Comparison = "<" | "<=" | ">" | ">=";
 

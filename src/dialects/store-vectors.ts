@@ -7,18 +7,13 @@
 import type { SQL } from "drizzle-orm";
 import type { Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
+import type { ItemKey } from "./store-dialect.js";
 
 /** The backends, for options and messages. */
 export type VectorIndexKind = "pgvector" | "libsql" | "sqlite-vec";
 
 /** SQL true when an item with this path and key (column references of the side table) exists. */
 export type ItemExists = (path: SQL, key: SQL) => SQL;
-
-/** An item, as the side tables key its vectors. */
-export interface ItemKey {
-  path: string;
-  key: string;
-}
 
 /** A vector of an item to index: the item's vector number `seq`. */
 export interface VectorRow extends ItemKey {

@@ -2,7 +2,7 @@
 import { getTableName, type SQL, sql, type Table } from "drizzle-orm";
 import { VectorIndexError } from "../errors.js";
 import { inPieces, type Statement } from "../sql/statements.js";
-import type { ItemKey } from "./store-vectors.js";
+import type { ItemKey } from "./store-dialect.js";
 
 /** Rows per statement of a vector write: far below every family's parameter limit. */
 const ROWS_PER_STATEMENT = 200;

@@ -5,7 +5,7 @@
  * could lock two items in opposite orders.
  */
 import { describe, expect, it } from "vitest";
-import { compareKeys } from "../../src/savers/store/statements.js";
+import { compareKeys } from "../../src/savers/store/lock-order.js";
 
 const CHARACTERS = [
   "",

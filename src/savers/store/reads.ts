@@ -4,7 +4,7 @@
  * batch's runner so they see the state before its writes.
  */
 import type { SearchItem } from "@langchain/langgraph-checkpoint";
-import type { StoreDialect } from "../../dialects/store-dialect.js";
+import type { ItemKey, StoreDialect } from "../../dialects/store-dialect.js";
 import type { Row, Runner } from "../../sql/executor.js";
 import { comparePaths, decodePath, encodePath, literalPrefix, matches } from "./namespaces.js";
 import type { NativeSearch } from "./native-index/native-search.js";
@@ -13,7 +13,6 @@ import type { ItemSealing } from "./sealed-items.js";
 import {
   candidatesStatement,
   getStatement,
-  type ItemKey,
   itemOf,
   namespacesStatement,
   searchStatement,

@@ -5,12 +5,13 @@
  */
 import type { Item } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
-import type { StoreDialect } from "../../dialects/store-dialect.js";
+import type { ItemKey, StoreDialect } from "../../dialects/store-dialect.js";
 import { SerializationError } from "../../errors.js";
 import { SEALED_TYPE_PREFIX } from "../../serde/sealing.js";
 import { parameterLimit, type Row } from "../../sql/executor.js";
 import { allOf, anyOf, inPieces, placeholderRows, rowValues, type Statement, Templates } from "../../sql/statements.js";
 import { filterPredicates } from "./filters.js";
+import { compareKeys } from "./lock-order.js";
 import { decodePath, underPrefix } from "./namespaces.js";
 import type { GetPlan, PutPlan, SearchPlan } from "./operations.js";
 
@@ -146,8 +147,8 @@ export function expiredItemsStatement(store: StoreDialect, now: number, limit: n
 }
 
 /**
- * Remove those of `items` still expired at `now` (a read may have renewed one since),
- * locking them in key order. The expiry is tested so that no index serves it: the primary
+ * Deletes of those of `items` still expired at `now` (a read may have renewed one since),
+ * each locking its items in key order. The expiry is tested so that no index serves it: the primary
  * key's scan keeps the order on MySQL.
  */
 export function sweepStatements(store: StoreDialect, items: ItemKey[], now: number): SQL[] {
@@ -186,43 +187,6 @@ function upsertPieces(upserts: unknown[][], sizes: number[], rows: number): unkn
   if (piece.length > 0) pieces.push(piece);
   return pieces;
 }
-
-/**
- * A batch's writes in one order of (namespace path, key), the same for every batch: each
- * statement locks its rows in its rows' order, so two batches writing the same items in
- * different orders would each hold a row the other waits for (a deadlock).
- */
-export function inLockOrder<T extends { plan: ItemKey }>(rows: T[]): T[] {
-  return [...rows].sort((a, b) => compareKeys(a.plan, b.plan));
-}
-
-/** An item's namespace path and key. */
-export interface ItemKey {
-  path: string;
-  key: string;
-}
-
-/**
- * The order of items' locks: by path, then key, each by its UTF-8 bytes, as the databases
- * order them ("C" collation, VARBINARY). JavaScript's `<` compares UTF-16 units, which
- * puts U+10000 and above before U+E000-U+FFFF.
- */
-export function compareKeys(a: ItemKey, b: ItemKey): number {
-  return compareBytes(a.path, b.path) || compareBytes(a.key, b.key);
-}
-
-function compareBytes(a: string, b: string): number {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const [x, y] = [a.charCodeAt(i), b.charCodeAt(i)];
-    if (x !== y) return byteRank(x) - byteRank(y);
-  }
-  return a.length - b.length;
-}
-
-/** A UTF-16 unit moved to where its character sorts in UTF-8: surrogates after U+E000-U+FFFF. */
-const byteRank = (unit: number) =>
-  unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit;
 
 /**
  * The statements of a batch's writes (rows in {@link inLockOrder}): a delete for each

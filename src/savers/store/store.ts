@@ -20,6 +20,7 @@ import { vectorIndexOf } from "../../wiring/vector-indexes.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
 import { type PeriodicTask, runPeriodically } from "../periodic.js";
+import { inLockOrder } from "./lock-order.js";
 import { NativeSearch } from "./native-index/native-search.js";
 import { nativeIndexOf } from "./native-index/options.js";
 import { lastPuts, planBatch } from "./operations.js";
@@ -34,7 +35,6 @@ import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-ite
 import { ItemSealing } from "./sealed-items.js";
 import {
   expiredItemsStatement,
-  inLockOrder,
   type PutRow,
   refreshStatements,
   sweepStatements,
@@ -61,7 +61,7 @@ export type {
 
 const MINUTE_MS = 60_000;
 const DEFAULT_SWEEP_MINUTES = 60;
-/** Most items one sweep statement removes. */
+/** Expired items a sweep reads per round, then deletes (in statements that lock them in key order). */
 const SWEEP_BATCH = 500;
 
 /**

@@ -14,8 +14,8 @@
  *   search is exact. A page is never short or cut by the index's top-k.
  */
 import type { SearchItem } from "@langchain/langgraph-checkpoint";
-import type { StoreDialect } from "../../../dialects/store-dialect.js";
-import type { ItemKey, VectorIndex, VectorRow } from "../../../dialects/store-vectors.js";
+import type { ItemKey, StoreDialect } from "../../../dialects/store-dialect.js";
+import type { VectorIndex, VectorRow } from "../../../dialects/store-vectors.js";
 import { MissingPackageError, VectorIndexError } from "../../../errors.js";
 import type { Row, Runner } from "../../../sql/executor.js";
 import type { Statement } from "../../../sql/statements.js";
