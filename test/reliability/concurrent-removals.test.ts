@@ -1,85 +1,118 @@
 /**
- * Removals of one thread running at once with its writers: deleteThread, prune
- * ("keep_latest") and deleteForRuns on the same four threads while three writers extend
- * them. Each removal first locks the thread's row, as a put does, so two removals of one
- * thread wait for each other instead of taking its tables' rows in different orders.
- * Before, PostgreSQL broke several deadlocks a second between prune and the others (each
- * a second's stall of the thread's writers, the deadlock timeout, then a retry). What may
+ * Changes to a thread besides its writes, running at once with its writers on the same
+ * four threads: deleteThread, prune ("keep_latest") and deleteForRuns; and rekey beside
+ * deleteThread. Each takes the thread's row first, as a put does, so two of them wait for
+ * each other instead of taking the thread's rows of several tables in different orders.
+ * Before, PostgreSQL broke several deadlocks a second between a prune and the others, and
+ * between a rekey (one unit over the rows of several threads) and deleteThread: each a
+ * second's stall of the thread's writers (the deadlock timeout), then a retry. What may
  * reach a writer is only MissingParentError (its checkpoint removed meanwhile).
  */
 import { type CheckpointMetadata, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { MissingParentError } from "../../src/index.js";
+import { DrizzleSaver, MissingParentError } from "../../src/index.js";
 import { DIALECTS, freshSaver } from "../helpers/databases.js";
 import { openRaw } from "../helpers/raw.js";
 
 const THREADS = ["t0", "t1", "t2", "t3"];
 const WRITERS = 3;
 const ROUNDS = 60;
+/** A rekey's batch meets a deletion of one of its threads less often: more rounds. */
+const REKEY_ROUNDS = 400;
+const thread = (i: number) => THREADS[i % THREADS.length];
+const KEYS = { k1: Buffer.alloc(32, 1), k2: Buffer.alloc(32, 2) };
 
-describe.each(DIALECTS)("removals racing writers on %s", (dialect) => {
-  it("never deadlock, and fail no caller", async () => {
+/** One writer's graph step on `thread(round)`: a put after the thread's latest checkpoint, then a pending write. */
+function writer(saver: DrizzleSaver) {
+  let step = 0;
+  return async (round: number) => {
+    const thread_id = thread(round);
+    const latest = await saver.getTuple({ configurable: { thread_id } });
+    step += 1;
+    const id = uuid6(step);
+    const checkpoint = { ...emptyCheckpoint(), id, channel_values: { n: step }, channel_versions: { n: step } };
+    const metadata: CheckpointMetadata & { run_id: string } = {
+      source: "loop",
+      step,
+      parents: {},
+      run_id: `run${step % 4}`,
+    };
+    const config = await saver.put(
+      { configurable: { thread_id, checkpoint_ns: "", ...(latest && { checkpoint_id: latest.checkpoint.id }) } },
+      checkpoint,
+      metadata,
+      { n: step },
+    );
+    await saver.putWrites(config, [["n", step]], `task${step % 3}`);
+  };
+}
+
+/** Runs the writers, and each of `others` until they are done; returns what reached a caller. */
+async function race(
+  write: (round: number) => Promise<void>,
+  others: ((round: number) => Promise<unknown>)[],
+  rounds = ROUNDS,
+) {
+  const failures: unknown[] = [];
+  let writersDone = false;
+  const repeat = async (call: (round: number) => Promise<unknown>, rounds?: number) => {
+    for (let round = 0; rounds === undefined ? !writersDone : round < rounds; round++) {
+      await call(round).catch((error: unknown) => {
+        if (!(error instanceof MissingParentError)) failures.push(error);
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  const writers = Array.from({ length: WRITERS }, (_, w) => repeat((round) => write(w + round), rounds));
+  const running = others.map((other) => repeat(other));
+  await Promise.all(writers);
+  writersDone = true;
+  await Promise.all(running);
+  return failures;
+}
+
+/** The deadlocks PostgreSQL broke in the database (its connections closed: their counts flushed). */
+async function deadlocks(url: string): Promise<number> {
+  const raw = await openRaw("postgres", url);
+  try {
+    const [row] = await raw.query("select deadlocks from pg_stat_database where datname = current_database()");
+    return Number(row.deadlocks);
+  } finally {
+    await raw.close();
+  }
+}
+
+describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialect) => {
+  it("removals never deadlock, and fail no caller", async () => {
     const { saver, url } = await freshSaver(dialect);
-    const failures: unknown[] = [];
-    let writersDone = false;
-    let step = 0;
-    const thread = (i: number) => THREADS[i % THREADS.length];
-    const write = async (round: number) => {
-      const thread_id = thread(round);
-      const latest = await saver.getTuple({ configurable: { thread_id } });
-      step += 1;
-      const checkpoint = {
-        ...emptyCheckpoint(),
-        id: uuid6(step),
-        channel_values: { n: step },
-        channel_versions: { n: step },
-      };
-      const metadata: CheckpointMetadata & { run_id: string } = {
-        source: "loop",
-        step,
-        parents: {},
-        run_id: `run${step % 4}`,
-      };
-      const config = await saver.put(
-        { configurable: { thread_id, checkpoint_ns: "", ...(latest && { checkpoint_id: latest.checkpoint.id }) } },
-        checkpoint,
-        metadata,
-        { n: step },
-      );
-      await saver.putWrites(config, [["n", step]], `task${step % 3}`);
-    };
-    const repeat = async (call: (round: number) => Promise<unknown>, rounds?: number) => {
-      for (let round = 0; rounds === undefined ? !writersDone : round < rounds; round++) {
-        await call(round).catch((error: unknown) => {
-          if (!(error instanceof MissingParentError)) failures.push(error);
-        });
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    };
     try {
-      const writers = Array.from({ length: WRITERS }, (_, w) => repeat((round) => write(w + round), ROUNDS));
-      const removers = [
-        repeat((round) => saver.deleteThread(thread(round * 3))),
-        repeat((round) => saver.prune([thread(round), thread(round + 2)], { strategy: "keep_latest", keepLast: 2 })),
-        repeat((round) => saver.prune([thread(round + 1)], { strategy: "keep_latest", keepLast: 1 })),
-        repeat((round) => saver.deleteForRuns([`run${round % 4}`])),
-      ];
-      await Promise.all(writers);
-      writersDone = true;
-      await Promise.all(removers);
+      const failures = await race(writer(saver), [
+        (round) => saver.deleteThread(thread(round * 3)),
+        (round) => saver.prune([thread(round), thread(round + 2)], { strategy: "keep_latest", keepLast: 2 }),
+        (round) => saver.prune([thread(round + 1)], { strategy: "keep_latest", keepLast: 1 }),
+        (round) => saver.deleteForRuns([`run${round % 4}`]),
+      ]);
       expect(failures).toEqual([]);
     } finally {
       await saver.close();
     }
-    // None retried either: PostgreSQL counts the deadlocks it broke (flushed as the connections closed).
-    if (dialect === "postgres") {
-      const raw = await openRaw("postgres", url);
-      try {
-        const [row] = await raw.query("select deadlocks from pg_stat_database where datname = current_database()");
-        expect(Number(row.deadlocks)).toBe(0);
-      } finally {
-        await raw.close();
-      }
+    if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
+  }, 120_000);
+
+  it("rekey beside deleteThread never deadlocks, and fails no caller", async () => {
+    const { saver, url } = await freshSaver(dialect, { encryption: { keys: KEYS, activeKeyId: "k1" } });
+    const rekeyer = await DrizzleSaver.fromUrl(url, { encryption: { keys: KEYS, activeKeyId: "k2" } });
+    try {
+      const failures = await race(
+        writer(saver),
+        [(round) => saver.deleteThread(thread(round * 3)), () => rekeyer.rekey({ batchSize: 50 })],
+        REKEY_ROUNDS,
+      );
+      expect(failures).toEqual([]);
+    } finally {
+      await rekeyer.close();
+      await saver.close();
     }
+    if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
   }, 120_000);
 });

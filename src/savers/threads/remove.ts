@@ -8,6 +8,7 @@ import { inPieces, valueList } from "../../sql/statements.js";
 import { parseStoredChain } from "../values/deltas.js";
 import { fromStoredJson } from "../values/metadata.js";
 import { as, parseJsonColumn } from "../values/values.js";
+import { holdingThread } from "./thread-lock.js";
 
 /** Ids per `in (...)` list, well below every driver's parameter limit. */
 const CHUNK = 500;
@@ -95,31 +96,6 @@ export async function removeCheckpoints(
   const cleanup = [...relinks(newcomers, sql``), ...orphanBlobDeletes(dialect, threadId, removed, after, chains)];
   if (cleanup.length > 0) await holdingThread(dialect, threadId, cleanup);
   return true;
-}
-
-/** The thread's row was gone when a unit came to lock it. */
-class NoThreadRow extends Error {}
-
-/**
- * Runs the statements as one unit that first locks the thread's row exclusively, as a
- * put, a deletion, a sweep's claim and the row's refresh do: removals from one thread
- * then wait for each other instead of taking the rows of its tables in different orders
- * (a deadlock). Without a row (the thread deleted or emptied meanwhile) there is nothing
- * to wait for: the unit runs as it is.
- */
-async function holdingThread(dialect: Dialect, threadId: string, statements: SQL[]): Promise<void> {
-  const t = dialect.columns.threads;
-  const row: Precondition = {
-    rows: sql`select 1 as ${sql.identifier("found")} from ${t.table} where ${t.threadId} = ${threadId}`,
-    exclusive: true,
-    failure: () => new NoThreadRow(),
-  };
-  try {
-    await dialect.atomically(statements, row);
-  } catch (error) {
-    if (!(error instanceof NoThreadRow)) throw error;
-    await dialect.atomically(statements);
-  }
 }
 
 async function readThread(dialect: Dialect, threadId: string): Promise<StoredCheckpoint[]> {

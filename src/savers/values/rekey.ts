@@ -10,6 +10,7 @@ import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { type Place, parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "../store/rekey-items.js";
+import { holdingThread } from "../threads/thread-lock.js";
 import { blobPlace, chainText, writePlace } from "./sealed-values.js";
 import { as, asBytes } from "./values.js";
 
@@ -138,13 +139,19 @@ export async function rekey(
     for (;;) {
       const rows = await dialect.query(batchQuery(table, sealer.activeKeyId, cursor, batchSize));
       if (rows.length === 0) break;
-      const statements = rows.map((row) => {
+      // Rows in key order: each thread's rows together, re-sealed in a unit holding its row,
+      // as every change to a thread is (a unit over several threads deadlocked with deletes).
+      const byThread = new Map<string, Statement[]>();
+      for (const row of rows) {
         const place = table.place(row);
         const [type, plain] = sealer.open(String(row.type), asBytes(row.data), place, table.where(row), true);
         const [sealedType, sealed] = sealer.seal(type, plain, place);
-        return resealStatement(table, row, sealedType, sealed);
-      });
-      await dialect.atomically(statements);
+        const threadId = row.thread_id as string;
+        const statements = byThread.get(threadId) ?? [];
+        statements.push(resealStatement(table, row, sealedType, sealed));
+        byThread.set(threadId, statements);
+      }
+      for (const [threadId, statements] of byThread) await holdingThread(dialect, threadId, statements);
       progress[kind] += rows.length;
       options.onProgress?.({ ...progress });
       if (rows.length < batchSize) break;

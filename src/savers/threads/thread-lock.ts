@@ -1,0 +1,32 @@
+/**
+ * The one lock every change to a thread takes first: its row in the per-thread table. A
+ * put's upsert, a deletion, a sweep's claim and the row's refresh take it already;
+ * removals and re-sealing take it through {@link holdingThread}.
+ */
+import { sql } from "drizzle-orm";
+import type { Dialect, Precondition } from "../../dialects/dialect.js";
+import type { Statement } from "../../sql/statements.js";
+
+/** The thread's row was gone when a unit came to lock it. */
+class NoThreadRow extends Error {}
+
+/**
+ * Runs the statements as one unit that first locks the thread's row exclusively: changes
+ * to one thread then wait for each other instead of taking the rows of its tables in
+ * different orders (a deadlock). Without a row (the thread deleted or emptied meanwhile)
+ * there is nothing to wait for: the unit runs as it is.
+ */
+export async function holdingThread(dialect: Dialect, threadId: string, statements: Statement[]): Promise<void> {
+  const t = dialect.columns.threads;
+  const row: Precondition = {
+    rows: sql`select 1 as ${sql.identifier("found")} from ${t.table} where ${t.threadId} = ${threadId}`,
+    exclusive: true,
+    failure: () => new NoThreadRow(),
+  };
+  try {
+    await dialect.atomically(statements, row);
+  } catch (error) {
+    if (!(error instanceof NoThreadRow)) throw error;
+    await dialect.atomically(statements);
+  }
+}
