@@ -7,12 +7,13 @@ import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
-import { copyResealing } from "../values/rekey.js";
+import { copyResealing, resealLeftovers } from "../values/rekey.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
+import { holdingThread } from "./thread-lock.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
@@ -65,9 +66,12 @@ export class ThreadLifecycle {
     }
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
     // Sealed values are bound to their thread: re-sealed for the target after the copy.
-    const resealing = this.sealer ? await copyResealing(this.dialect, this.sealer, sourceThreadId, targetThreadId) : [];
-    // insert ... select keeps blobs and writes as bytes, never decoding them.
-    await this.dialect.atomically([
+    const resealing = this.sealer
+      ? await copyResealing(this.dialect, this.sealer, sourceThreadId, targetThreadId)
+      : { statements: [], resealed: new Map() };
+    // insert ... select keeps blobs and writes as bytes, never decoding them. Holding the
+    // source's row: no put, rekey or removal changes it meanwhile.
+    await holdingThread(this.dialect, sourceThreadId, [
       ...tables.map(({ table, threadId }) => {
         // A copy is a new thread: not pinned, whatever the source is.
         const columns = Object.values(getTableColumns(table) as Record<string, Column>).filter(
@@ -83,8 +87,11 @@ export class ThreadLifecycle {
         );
         return sql`insert into ${table} (${names}) select ${values} from ${table} where ${threadId} = ${sourceThreadId}`;
       }),
-      ...resealing,
+      ...resealing.statements,
     ]);
+    if (this.sealer) {
+      await resealLeftovers(this.dialect, this.sealer, sourceThreadId, targetThreadId, resealing.resealed);
+    }
   }
 
   /**

@@ -4,9 +4,10 @@
  * re-seals a copied thread's values for their new thread, and `encryptionStatus` counts
  * the stored values per key id; both also cover the store's items when given its table.
  */
-import { type Column, type SQL, sql, type Table } from "drizzle-orm";
+import { type Column, getTableName, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
+import { DecryptionError, MissingKeyError } from "../../errors.js";
 import { type Place, parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "../store/rekey-items.js";
@@ -167,33 +168,90 @@ export async function rekey(
   return progress;
 }
 
+/** What copyThread re-seals: the statements, and the bytes each copied row gets, by its key. */
+export interface CopyResealing {
+  statements: Statement[];
+  resealed: Map<string, Uint8Array>;
+}
+
+/** A sealed row's key in one of the sealed tables, under `threadId`. */
+const rowKey = (table: SealedTable, row: Row, threadId: string) =>
+  JSON.stringify([getTableName(table.table), threadId, ...table.keys.slice(1).map(([name]) => keyPart(row[name]))]);
+
+const keyPart = (value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString("hex") : String(value));
+
+/** The sealed rows of a thread: keys, place columns, type and bytes. */
+function sealedRows(dialect: Dialect, table: SealedTable, threadId: string): Promise<Row[]> {
+  const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
+  columns.push(as(table.type, "type"), as(table.blob, "data"));
+  return dialect.query(
+    sql`select ${sql.join(columns, sql`, `)} from ${table.table} where ${table.keys[0][1]} = ${threadId} and ${table.type} <> 'empty'`,
+  );
+}
+
 /**
  * Statements that re-seal, for `target`, the values copyThread copies from `source` as
- * bytes (a value is bound to its thread). Run in the copy's atomic unit after its
- * inserts; a row that changed since it was read here is left as copied, and then fails
- * to open rather than being overwritten with older bytes.
+ * bytes (a value is bound to its thread), run in the copy's atomic unit after its
+ * inserts. A row that changed since it was read here is not overwritten with older bytes:
+ * {@link resealLeftovers} re-seals it after the copy.
  */
 export async function copyResealing(
   dialect: Dialect,
   sealer: Sealer,
   source: string,
   target: string,
-): Promise<Statement[]> {
+): Promise<CopyResealing> {
   const statements: Statement[] = [];
+  const resealed = new Map<string, Uint8Array>();
   for (const table of Object.values(sealedTables(dialect))) {
-    const threadId = table.keys[0][1];
-    const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
-    columns.push(as(table.type, "type"), as(table.blob, "data"));
-    const rows = await dialect.query(
-      sql`select ${sql.join(columns, sql`, `)} from ${table.table} where ${threadId} = ${source} and ${table.type} <> 'empty'`,
-    );
-    for (const row of rows) {
+    for (const row of await sealedRows(dialect, table, source)) {
       const [type, plain] = sealer.open(String(row.type), asBytes(row.data), table.place(row), table.where(row));
       const [sealedType, sealed] = sealer.seal(type, plain, table.place({ ...row, thread_id: target }));
       statements.push(resealStatement(table, { ...row, thread_id: target }, sealedType, sealed));
+      resealed.set(rowKey(table, row, target), sealed);
     }
   }
-  return statements;
+  return { statements, resealed };
+}
+
+/**
+ * After a copy: re-seals for `target` the copied rows its unit did not, those whose
+ * source row changed or appeared between copyResealing's read and the copy (a writer, a
+ * rekey). Such a row holds the source's bytes, bound to the source thread: unreadable
+ * in the copy until re-sealed. A row that opens for the target (written to it since) is
+ * left alone.
+ */
+export async function resealLeftovers(
+  dialect: Dialect,
+  sealer: Sealer,
+  source: string,
+  target: string,
+  resealed: Map<string, Uint8Array>,
+): Promise<void> {
+  const statements: Statement[] = [];
+  for (const table of Object.values(sealedTables(dialect))) {
+    for (const row of await sealedRows(dialect, table, target)) {
+      const bytes = asBytes(row.data);
+      const planned = resealed.get(rowKey(table, row, target));
+      if (planned && Buffer.compare(Buffer.from(planned), Buffer.from(bytes)) === 0) continue;
+      const type = String(row.type);
+      try {
+        sealer.open(type, bytes, table.place(row), table.where(row));
+        continue;
+      } catch (error) {
+        if (!(error instanceof DecryptionError) || error instanceof MissingKeyError) throw error;
+      }
+      const [openedType, plain] = sealer.open(
+        type,
+        bytes,
+        table.place({ ...row, thread_id: source }),
+        table.where(row),
+      );
+      const [sealedType, sealed] = sealer.seal(openedType, plain, table.place(row));
+      statements.push(resealStatement(table, row, sealedType, sealed));
+    }
+  }
+  if (statements.length > 0) await holdingThread(dialect, target, statements);
 }
 
 /** Replaces a row's type and bytes, only if they are still what was read (`row.type`, `row.data`). */
