@@ -33,9 +33,9 @@ export function onConflictInsert({ table, columns, rows, conflictTarget, update 
 }
 
 /**
- * The body of Dialect.atomicallyUntilSettled on an interactive transaction: the
- * precondition's rows locked by `lock` (none: its failure), rounds of `statements`
- * until one changes no row, then `after` once.
+ * The body of Dialect.atomicallyUntilSettled on an interactive transaction: `before`
+ * once, the precondition's rows locked by `lock` (none: its failure), rounds of
+ * `statements` until one changes no row, then `after` once.
  */
 export async function settleIn(
   tx: Runner,
@@ -43,6 +43,7 @@ export async function settleIn(
   unit: SettledUnit | undefined,
   lock: (precondition: Precondition) => Statement,
 ): Promise<void> {
+  for (const statement of unit?.before ?? []) await tx.run(statement);
   const precondition = unit?.precondition;
   if (precondition && (await tx.all(lock(precondition))).length === 0) throw precondition.failure();
   let changed: number;

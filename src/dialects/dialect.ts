@@ -126,6 +126,8 @@ export interface Precondition {
 
 /** What surrounds the rounds of {@link Dialect.atomicallyUntilSettled}. */
 export interface SettledUnit {
+  /** Run once, first, in the same transaction (a lock the rounds must come after). */
+  before?: Statement[];
   precondition?: Precondition;
   /** Run once the rounds changed nothing, in the same transaction (a rename into the emptied thread). */
   after?: Statement[];

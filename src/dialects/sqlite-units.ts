@@ -104,7 +104,7 @@ export function sqliteWriteUnits(
         // thread is gone and a second round would change nothing. A put landing later finds
         // its parent gone (its guard fails) or starts the thread anew, as after a settled delete.
         if (batched) {
-          await batched.atomically([...writes, ...(unit?.after ?? [])], unit?.precondition);
+          await batched.atomically([...(unit?.before ?? []), ...writes, ...(unit?.after ?? [])], unit?.precondition);
           return;
         }
         // The transaction holds the write lock: the precondition's rows need no lock of their own.

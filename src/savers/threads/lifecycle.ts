@@ -13,7 +13,7 @@ import { as, MAX_KEY_BYTES } from "../values/values.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
-import { holdingThread } from "./thread-lock.js";
+import { claimThreadRow, holdingThread } from "./thread-lock.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
@@ -136,8 +136,11 @@ export class ThreadLifecycle {
     for (const threadId of threadIds) {
       requireThreadId(threadId);
       // Until settled: a late put holding its parent's lock is waited for, then its rows go too.
+      // The thread's row first, even while a put is inserting it: a deletion that met the
+      // row only in a later round held the other tables' rows meanwhile (a deadlock).
       await this.dialect.atomicallyUntilSettled(
         this.tables().map(({ table, threadId: column }) => sql`delete from ${table} where ${column} = ${threadId}`),
+        { before: [claimThreadRow(this.dialect, threadId)] },
       );
     }
   }

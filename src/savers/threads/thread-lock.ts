@@ -7,6 +7,24 @@ import { sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import type { Statement } from "../../sql/statements.js";
 
+/**
+ * An upsert that locks the thread's row, inserting a placeholder when it has none: unlike
+ * a locking read, it waits for a put that is inserting the row, so the unit that runs it
+ * first holds the row before any other of the thread's rows. For a unit that deletes the
+ * row (the placeholder goes with it).
+ */
+export function claimThreadRow(dialect: Dialect, threadId: string): Statement {
+  const t = dialect.columns.threads;
+  const epoch = dialect.epochMillis(0);
+  return dialect.insert({
+    table: t.table,
+    columns: [t.threadId, t.createdAt, t.updatedAt],
+    rows: [[threadId, epoch, epoch]],
+    conflictTarget: [t.threadId],
+    update: [t.threadId],
+  });
+}
+
 /** The thread's row was gone when a unit came to lock it. */
 class NoThreadRow extends Error {}
 
