@@ -1,7 +1,7 @@
 /**
  * The one lock every change to a thread takes first: its row in the per-thread table. A
- * put's upsert, a deletion, a sweep's claim and the row's refresh take it already;
- * removals and re-sealing take it through {@link holdingThread}.
+ * put's upsert, a sweep's claim and the row's refresh take it on their own; a deletion
+ * through {@link claimThreadRow}; removals, re-sealing and copies through {@link holdingThread}.
  */
 import { sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
