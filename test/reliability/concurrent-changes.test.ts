@@ -13,7 +13,7 @@
 import { type CheckpointMetadata, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver, MissingParentError } from "../../src/index.js";
-import { DIALECTS, freshSaver } from "../helpers/databases.js";
+import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { openRaw } from "../helpers/raw.js";
 
 const THREADS = ["t0", "t1", "t2", "t3"];
@@ -83,6 +83,25 @@ async function readWhole(saver: DrizzleSaver, threadId: string): Promise<number>
   return tuples;
 }
 
+/**
+ * Runs `test` with a saver sealing under k1 and a second one (the rekey's) under k2, over
+ * one fresh database; closes both.
+ */
+async function withEncryptedPair(
+  dialect: DialectName,
+  test: (savers: { saver: DrizzleSaver; rekeyer: DrizzleSaver; url: string }) => Promise<void>,
+): Promise<string> {
+  const { saver, url } = await freshSaver(dialect, { encryption: { keys: KEYS, activeKeyId: "k1" } });
+  const rekeyer = await DrizzleSaver.fromUrl(url, { encryption: { keys: KEYS, activeKeyId: "k2" } });
+  try {
+    await test({ saver, rekeyer, url });
+  } finally {
+    await rekeyer.close();
+    await saver.close();
+  }
+  return url;
+}
+
 /** The deadlocks PostgreSQL broke in the database (its connections closed: their counts flushed). */
 async function deadlocks(url: string): Promise<number> {
   const raw = await openRaw("postgres", url);
@@ -112,27 +131,20 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
   }, 120_000);
 
   it("rekey beside deleteThread never deadlocks, and fails no caller", async () => {
-    const { saver, url } = await freshSaver(dialect, { encryption: { keys: KEYS, activeKeyId: "k1" } });
-    const rekeyer = await DrizzleSaver.fromUrl(url, { encryption: { keys: KEYS, activeKeyId: "k2" } });
-    try {
+    const url = await withEncryptedPair(dialect, async ({ saver, rekeyer }) => {
       const failures = await race(
         writer(saver),
         [(round) => saver.deleteThread(thread(round * 3)), () => rekeyer.rekey({ batchSize: 50 })],
         REKEY_ROUNDS,
       );
       expect(failures).toEqual([]);
-    } finally {
-      await rekeyer.close();
-      await saver.close();
-    }
+    });
     if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
   }, 120_000);
 
   it("copies made while the source is written and rekeyed are whole: re-sealed for their thread", async () => {
-    const { saver, url } = await freshSaver(dialect, { encryption: { keys: KEYS, activeKeyId: "k1" } });
-    const rekeyer = await DrizzleSaver.fromUrl(url, { encryption: { keys: KEYS, activeKeyId: "k2" } });
-    const copies: string[] = [];
-    try {
+    await withEncryptedPair(dialect, async ({ saver, rekeyer, url }) => {
+      const copies: string[] = [];
       const failures = await race(writer(saver), [
         async (round) => {
           const target = `copy-${round}`;
@@ -153,9 +165,6 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
       } finally {
         await newKeyOnly.close();
       }
-    } finally {
-      await rekeyer.close();
-      await saver.close();
-    }
+    });
   }, 120_000);
 });
