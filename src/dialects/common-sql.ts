@@ -3,7 +3,7 @@ import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import { WriteConflictError } from "../errors.js";
 import type { Runner } from "../sql/executor.js";
 import { type Statement, valueList } from "../sql/statements.js";
-import type { BlobColumns, InsertSpec, Precondition, SettledUnit } from "./dialect.js";
+import type { BlobColumns, InsertSpec, Precondition, SettledUnit, UnitRunner } from "./dialect.js";
 
 const names = (columns: Column[]) =>
   sql.join(
@@ -52,6 +52,21 @@ export async function settleIn(
     for (const statement of statements) changed += await tx.run(statement);
   } while (changed > 0);
   for (const statement of unit?.after ?? []) await tx.run(statement);
+}
+
+/**
+ * The body of Dialect.atomicallyReading on an interactive transaction: the precondition's
+ * rows locked by `lock` (none: its failure), then `work`, reading through `query`.
+ */
+export async function readIn<T>(
+  tx: Runner,
+  work: (tx: UnitRunner) => Promise<T>,
+  precondition: Precondition | undefined,
+  lock: (precondition: Precondition) => Statement,
+  query: UnitRunner["query"] = (statement) => tx.all(statement),
+): Promise<T> {
+  if (precondition && (await tx.all(lock(precondition))).length === 0) throw precondition.failure();
+  return work({ query, run: (statement) => tx.run(statement) });
 }
 
 /** How many times a unit runs before its conflicts become a WriteConflictError. */

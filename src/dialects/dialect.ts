@@ -124,6 +124,14 @@ export interface Precondition {
   exclusive?: boolean;
 }
 
+/** Reads and writes inside a unit of {@link Dialect.atomicallyReading}. */
+export interface UnitRunner {
+  /** Runs a statement and returns its rows, as {@link Dialect.query} does. */
+  query(statement: Statement): Promise<Row[]>;
+  /** Runs a statement and returns the number of rows it changed. */
+  run(statement: Statement): Promise<number>;
+}
+
 /** What surrounds the rounds of {@link Dialect.atomicallyUntilSettled}. */
 export interface SettledUnit {
   /** Run once, first, in the same transaction (a lock the rounds must come after). */
@@ -184,6 +192,14 @@ export interface Dialect {
    * written when its rows are gone), and its `after` statements run once, after the rounds.
    */
   atomicallyUntilSettled(statements: Statement[], unit?: SettledUnit): Promise<void>;
+  /**
+   * Runs `work` in one transaction that first locks the precondition's rows as
+   * {@link atomically} does (nothing is run when they are gone): for a unit whose writes
+   * depend on rows it reads, which a read before the unit would race. Run again whole
+   * after a deadlock. Absent on a batch-only driver (Cloudflare D1), which cannot read
+   * inside a unit.
+   */
+  atomicallyReading?<T>(work: (tx: UnitRunner) => Promise<T>, precondition?: Precondition): Promise<T>;
   /**
    * The statements upserting a put's thread row, in order, to run before the put's
    * checkpoint insert (so that they see whether the checkpoint existed) in the same atomic

@@ -11,7 +11,7 @@ import { InvalidInputError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
 import { mysqlLiteralLength } from "../sql/mysql-literals.js";
 import { type CompiledQuery, type Statement, type StatementCombiner, statementCombiner } from "../sql/statements.js";
-import { errorChain, retryOnConflict, settleIn } from "./common-sql.js";
+import { errorChain, readIn, retryOnConflict, settleIn } from "./common-sql.js";
 import type { Dialect, Precondition, Row } from "./dialect.js";
 import { flushTableCache, isBrokenTriggerCache } from "./mysql-trigger-cache.js";
 
@@ -47,12 +47,12 @@ export interface MySqlUnitOptions {
   compoundStatements?: boolean;
 }
 
-type Units = Pick<Dialect, "atomically" | "atomicallyUntilSettled"> & {
+type Units = Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "atomicallyReading"> & {
   transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T>;
 };
 
-/** How the dialect reads rows. */
-type RowQuery = (statement: Statement) => Promise<Row[]>;
+/** How the dialect reads rows: on its executor, or on `runner` (a transaction) when given. */
+type RowQuery = (statement: Statement, runner?: Runner) => Promise<Row[]>;
 
 /**
  * A check that a unit fits the server's max_allowed_packet: said clearly, instead of the
@@ -192,5 +192,7 @@ export function mysqlUnits(
     async atomicallyUntilSettled(statements, unit) {
       await transaction((tx) => settleIn(tx, statements, unit, locked));
     },
+    atomicallyReading: (work, precondition) =>
+      transaction((tx) => readIn(tx, work, precondition, locked, (statement) => query(statement, tx))),
   };
 }

@@ -143,7 +143,7 @@ export function mysqlDialect(
     [checkpointWrites.checkpointNs, checkpointWrites.nsHash],
     [checkpointWrites.taskId, checkpointWrites.taskHash],
   ]);
-  const query = (statement: Statement) => queryRows(executor, statement);
+  const query = (statement: Statement, runner: Runner = executor) => queryRows(runner, statement);
   const units = mysqlUnits(executor, query, checkpoints, options);
 
   return {
@@ -151,9 +151,10 @@ export function mysqlDialect(
     maxJsonDepth: MARIADB_JSON_DEPTH,
     columns,
     executor,
-    query,
+    query: (statement) => query(statement),
     atomically: units.atomically,
     atomicallyUntilSettled: units.atomicallyUntilSettled,
+    atomicallyReading: units.atomicallyReading,
     threadPut: (values) => [
       mysqlThreadLock(columns.threads, threadSql, values),
       mysqlThreadPut(columns.threads, columns.checkpoints, threadSql, values),

@@ -10,7 +10,7 @@ import { MAX_NESTING_DEPTH } from "../serde/bounds.js";
 import type { Executor } from "../sql/executor.js";
 import { filterDocument } from "../sql/json.js";
 import { type Statement, type StatementCombiner, statementCombiner } from "../sql/statements.js";
-import { chainBaseBlobs, errorChain, onConflictInsert, retryOnConflict, settleIn } from "./common-sql.js";
+import { chainBaseBlobs, errorChain, onConflictInsert, readIn, retryOnConflict, settleIn } from "./common-sql.js";
 import type { CheckpointColumns, Dialect, MetadataTable, Precondition, ThreadColumns } from "./dialect.js";
 import { pgMigrationParts, quote } from "./pg-migrations.js";
 import {
@@ -150,7 +150,7 @@ function pgWriteUnits(
   threads: ThreadColumns,
   checkpoints: CheckpointColumns,
   threadSql: ThreadSqlParts,
-): Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "refreshThread"> {
+): Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "atomicallyReading" | "refreshThread"> {
   const combine = statementCombiner();
   const lock = (precondition: Precondition) =>
     precondition.claim
@@ -163,6 +163,8 @@ function pgWriteUnits(
       retryOnConflict(isConflict, () => writeOnce(executor, combine, lock, statements, precondition)),
     atomicallyUntilSettled: (statements, unit) =>
       retryOnConflict(isConflict, () => executor.transaction((tx) => settleIn(tx, statements, unit, lock))),
+    atomicallyReading: (work, precondition) =>
+      retryOnConflict(isConflict, () => executor.transaction((tx) => readIn(tx, work, precondition, lock))),
     refreshThread: (threadId) =>
       retryOnConflict(isConflict, () =>
         executor.transaction(async (tx) => {

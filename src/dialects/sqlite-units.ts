@@ -7,7 +7,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../sql/executor.js";
 import { isBound, type Statement } from "../sql/statements.js";
-import { errorChain, retryOnConflict, settleIn } from "./common-sql.js";
+import { errorChain, readIn, retryOnConflict, settleIn } from "./common-sql.js";
 import type { CheckpointColumns, Dialect, Precondition, ThreadColumns } from "./dialect.js";
 import { deleteEmptyThread, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
 
@@ -74,7 +74,7 @@ export function sqliteWriteUnits(
   threads: ThreadColumns,
   checkpoints: CheckpointColumns,
   threadSql: ThreadSqlParts,
-): Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "refreshThread"> {
+): Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "atomicallyReading" | "refreshThread"> {
   const batch = executor.batch?.bind(executor);
   const batched = batch && batchUnits(batch);
   return {
@@ -110,6 +110,13 @@ export function sqliteWriteUnits(
         // The transaction holds the write lock: the precondition's rows need no lock of their own.
         await executor.transaction((tx) => settleIn(tx, writes, unit, (precondition) => precondition.rows));
       }),
+    // The transaction holds the write lock: the precondition's rows need no lock of their own.
+    atomicallyReading: batched
+      ? undefined
+      : (work, precondition) =>
+          retryOnConflict(isBusy, () =>
+            executor.transaction((tx) => readIn(tx, work, precondition, (locked) => locked.rows)),
+          ),
     // The transaction holds the database's write lock: no put runs meanwhile, and no row
     // is ever held by another transaction, so there is nothing to skip.
     // A batch runs alone as well.

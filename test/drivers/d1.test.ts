@@ -22,6 +22,8 @@ import { checkpointOf } from "../reliability/helpers.js";
 
 let miniflare: Miniflare;
 let binding: D1Binding;
+/** The binding whose batches `beforeNextBatch` precedes. */
+let intercepted: D1Binding;
 /** Runs before the next batch reaches D1 (then forgets itself). */
 let beforeNextBatch: (() => Promise<void>) | undefined;
 let saver: DrizzleSaver;
@@ -31,7 +33,7 @@ let other: DrizzleSaver;
 beforeAll(async () => {
   ({ miniflare, binding } = await openLocalD1());
   // The binding as the saver sees it: its batches can be preceded by another client's work.
-  const intercepted = new Proxy(binding, {
+  intercepted = new Proxy(binding, {
     get(target, key) {
       const value = Reflect.get(target, key);
       if (key !== "batch") return typeof value === "function" ? value.bind(target) : value;
@@ -226,5 +228,23 @@ describe("Cloudflare D1 (batch-only)", () => {
     } finally {
       await origin.saver.close();
     }
+  });
+
+  it("an encrypted copy of a thread written meanwhile is whole: what the source got before the copy's batch is re-sealed after it", async () => {
+    const encryption = { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1" };
+    const sealing = new DrizzleSaver(drizzle(intercepted), { encryption });
+    const writer = new DrizzleSaver(drizzle(binding), { encryption });
+    const root = { configurable: { thread_id: "sealed-src", checkpoint_ns: "" } };
+    const first = await writer.put(root, checkpointOf("1", { a: "one" }, { a: 1 }), metadata(0), { a: 1 });
+    // Lands after the copy read the source's values, before its batch copies them as bytes.
+    beforeNextBatch = async () => {
+      const second = await writer.put(first, checkpointOf("2", { a: "two" }, { a: 2 }), metadata(1), { a: 2 });
+      await writer.putWrites(second, [["a", "pending"]], "task");
+    };
+    await sealing.copyThread("sealed-src", "sealed-dst");
+    expect(beforeNextBatch).toBeUndefined();
+    const copy = await writer.getTuple({ configurable: { thread_id: "sealed-dst", checkpoint_ns: "" } });
+    expect(copy?.checkpoint.channel_values).toEqual({ a: "two" });
+    expect(copy?.pendingWrites).toEqual([["task", "a", "pending"]]);
   });
 });

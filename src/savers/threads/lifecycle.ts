@@ -6,14 +6,15 @@ import { type Column, getTableColumns, getTableName, sql, type Table } from "dri
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
+import type { Statement } from "../../sql/statements.js";
+import { copiedResealing, copyResealing, resealLeftovers } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
-import { copyResealing, resealLeftovers } from "../values/rekey.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
-import { claimThreadRow, holdingThread } from "./thread-lock.js";
+import { claimThreadRow, holdingThread, readingHoldingThread } from "./thread-lock.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
 
@@ -65,33 +66,48 @@ export class ThreadLifecycle {
       }
     }
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
-    // Sealed values are bound to their thread: re-sealed for the target after the copy.
-    const resealing = this.sealer
-      ? await copyResealing(this.dialect, this.sealer, sourceThreadId, targetThreadId)
-      : { statements: [], resealed: new Map() };
     // insert ... select keeps blobs and writes as bytes, never decoding them. Holding the
     // source's row: no put, rekey or removal changes it meanwhile.
-    await holdingThread(this.dialect, sourceThreadId, [
-      ...tables.map(({ table, threadId }) => {
-        // A copy is a new thread: not pinned, whatever the source is.
-        const columns = Object.values(getTableColumns(table) as Record<string, Column>).filter(
-          (column) => !column.generated && column !== this.dialect.columns.threads.pinned,
-        );
-        const names = sql.join(
-          columns.map((column) => sql.identifier(column.name)),
-          sql`, `,
-        );
-        const values = sql.join(
-          columns.map((column) => (column === threadId ? sql`${targetThreadId}` : sql`${column}`)),
-          sql`, `,
-        );
-        return sql`insert into ${table} (${names}) select ${values} from ${table} where ${threadId} = ${sourceThreadId}`;
-      }),
-      ...resealing.statements,
-    ]);
-    if (this.sealer) {
-      await resealLeftovers(this.dialect, this.sealer, sourceThreadId, targetThreadId, resealing.resealed);
+    const copies = tables.map(({ table, threadId }) => {
+      // A copy is a new thread: not pinned, whatever the source is.
+      const columns = Object.values(getTableColumns(table) as Record<string, Column>).filter(
+        (column) => !column.generated && column !== this.dialect.columns.threads.pinned,
+      );
+      const names = sql.join(
+        columns.map((column) => sql.identifier(column.name)),
+        sql`, `,
+      );
+      const values = sql.join(
+        columns.map((column) => (column === threadId ? sql`${targetThreadId}` : sql`${column}`)),
+        sql`, `,
+      );
+      return sql`insert into ${table} (${names}) select ${values} from ${table} where ${threadId} = ${sourceThreadId}`;
+    });
+    if (!this.sealer) {
+      await holdingThread(this.dialect, sourceThreadId, copies);
+      return;
     }
+    await this.copySealed(this.sealer, sourceThreadId, targetThreadId, copies);
+  }
+
+  /**
+   * An encrypted copy: sealed values are bound to their thread, so the copied ones are
+   * re-sealed for the target. Where the dialect reads inside a unit, the copy's unit
+   * reads what it inserted and re-seals it before it commits: the copy is whole or not
+   * there. On a batch-only driver (D1) the values are read before the unit, and one the
+   * source got or changed meanwhile is re-sealed right after it.
+   */
+  private async copySealed(sealer: Sealer, source: string, target: string, copies: Statement[]): Promise<void> {
+    if (this.dialect.atomicallyReading) {
+      await readingHoldingThread(this.dialect, source, async (tx) => {
+        for (const copy of copies) await tx.run(copy);
+        for (const reseal of await copiedResealing(tx, this.dialect, sealer, source, target)) await tx.run(reseal);
+      });
+      return;
+    }
+    const resealing = await copyResealing(this.dialect, sealer, source, target);
+    await holdingThread(this.dialect, source, [...copies, ...resealing.statements]);
+    await resealLeftovers(this.dialect, sealer, source, target, resealing.resealed);
   }
 
   /**

@@ -1,10 +1,11 @@
 /**
  * The one lock every change to a thread takes first: its row in the per-thread table. A
  * put's upsert, a sweep's claim and the row's refresh take it on their own; a deletion
- * through {@link claimThreadRow}; removals, re-sealing and copies through {@link holdingThread}.
+ * through {@link claimThreadRow}; removals, re-sealing and copies through {@link holdingThread}
+ * (an encrypted copy through {@link readingHoldingThread}).
  */
 import { sql } from "drizzle-orm";
-import type { Dialect, Precondition } from "../../dialects/dialect.js";
+import type { Dialect, Precondition, UnitRunner } from "../../dialects/dialect.js";
 import type { Statement } from "../../sql/statements.js";
 
 /**
@@ -28,6 +29,16 @@ export function claimThreadRow(dialect: Dialect, threadId: string): Statement {
 /** The thread's row was gone when a unit came to lock it. */
 class NoThreadRow extends Error {}
 
+/** The thread's row, locked exclusively. */
+function threadRow(dialect: Dialect, threadId: string): Precondition {
+  const t = dialect.columns.threads;
+  return {
+    rows: sql`select 1 as ${sql.identifier("found")} from ${t.table} where ${t.threadId} = ${threadId}`,
+    exclusive: true,
+    failure: () => new NoThreadRow(),
+  };
+}
+
 /**
  * Runs the statements as one unit that first locks the thread's row exclusively: changes
  * to one thread then wait for each other instead of taking the rows of its tables in
@@ -35,16 +46,30 @@ class NoThreadRow extends Error {}
  * there is nothing to wait for: the unit runs as it is.
  */
 export async function holdingThread(dialect: Dialect, threadId: string, statements: Statement[]): Promise<void> {
-  const t = dialect.columns.threads;
-  const row: Precondition = {
-    rows: sql`select 1 as ${sql.identifier("found")} from ${t.table} where ${t.threadId} = ${threadId}`,
-    exclusive: true,
-    failure: () => new NoThreadRow(),
-  };
   try {
-    await dialect.atomically(statements, row);
+    await dialect.atomically(statements, threadRow(dialect, threadId));
   } catch (error) {
     if (!(error instanceof NoThreadRow)) throw error;
     await dialect.atomically(statements);
+  }
+}
+
+/**
+ * {@link holdingThread} for a unit that reads the thread's rows and writes what it made
+ * of them: nothing changes the thread between the read and the writes. Only where the
+ * dialect reads inside a unit (`Dialect.atomicallyReading`; not on Cloudflare D1).
+ */
+export async function readingHoldingThread<T>(
+  dialect: Dialect,
+  threadId: string,
+  work: (tx: UnitRunner) => Promise<T>,
+): Promise<T> {
+  const reading = dialect.atomicallyReading;
+  if (!reading) throw new Error(`the ${dialect.name} dialect reads inside no unit on ${dialect.executor.driver}`);
+  try {
+    return await reading(work, threadRow(dialect, threadId));
+  } catch (error) {
+    if (!(error instanceof NoThreadRow)) throw error;
+    return reading(work);
   }
 }
