@@ -29,11 +29,14 @@ export function runConformance(dialect: DialectName, encryption?: EncryptionOpti
   deltaChannelHistoryTests(initializer);
 }
 
-/** The same suite on a drizzle database the application made with `driver`: one database per file. */
-export function runDriverConformance(driver: ExtraDriver): void {
+/**
+ * The same suite on a drizzle database the application made with `driver`: one database
+ * per file; with `encryption`, every value sealed.
+ */
+export function runDriverConformance(driver: ExtraDriver, encryption?: EncryptionOptions): void {
   let database: OpenDatabase | undefined;
   const initializer = {
-    checkpointerName: `DrizzleSaver (${driver})`,
+    checkpointerName: `DrizzleSaver (${driver}${encryption ? ", encrypted" : ""})`,
     beforeAllTimeout: 120_000,
     async beforeAll() {
       database = (await freshDriverSaver(driver)).database;
@@ -43,7 +46,7 @@ export function runDriverConformance(driver: ExtraDriver): void {
     },
     createCheckpointer: () => {
       if (!database) throw new Error("database not open");
-      return new DrizzleSaver(database.db);
+      return new DrizzleSaver(database.db, encryption ? { encryption } : {});
     },
     destroyCheckpointer: (saver: DrizzleSaver) => clearSaver(saver),
   };
