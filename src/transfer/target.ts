@@ -6,6 +6,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { ThreadConflictError } from "../errors.js";
+import { claimThreadRow } from "../savers/threads/thread-lock.js";
 import { requireThreadId, STAGING_PREFIX } from "../savers/values/reserved.js";
 import { writeRowColumns } from "../savers/write/write-statements.js";
 import { recordLine } from "./format.js";
@@ -161,11 +162,14 @@ export class ThreadWriter {
         `target thread "${threadId}" already exists with other content (replace it with --replace); nothing was written`,
       );
     }
-    // The old rows go as deleteThread removes them, round after round until none is left:
-    // a put that held its parent's lock when the deletes came is waited for, and what it
-    // wrote goes too; a later one finds its parent gone (MissingParentError) or lands
-    // whole on the new rows. Then, in the same transaction, the staged rows move in.
+    // The old rows go as deleteThread removes them, the thread's row claimed first (as every
+    // change to a thread takes it: a prune or a deletion of the thread waits, or is waited
+    // for, instead of deadlocking), then round after round until none is left: a put that
+    // held its parent's lock when the deletes came is waited for, and what it wrote goes
+    // too; a later one finds its parent gone (MissingParentError) or lands whole on the new
+    // rows. Then, in the same transaction, the staged rows move in.
     await this.dialect.atomicallyUntilSettled(this.deleteThread(threadId), {
+      before: [claimThreadRow(this.dialect, threadId)],
       precondition: this.owned(true),
       after: [this.releaseOwner(), ...rename],
     });

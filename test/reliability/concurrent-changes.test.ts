@@ -1,7 +1,7 @@
 /**
  * Changes to a thread besides its writes, running at once with its writers on the same
- * four threads: deleteThread, prune ("keep_latest") and deleteForRuns; rekey beside
- * deleteThread; copies beside a rekey. Each takes the thread's row first, as a put does,
+ * four threads: deleteThread, prune ("keep_latest") and deleteForRuns; import --replace
+ * beside removals; rekey beside deleteThread; copies beside a rekey. Each takes the thread's row first, as a put does,
  * so two of them wait for each other instead of taking the thread's rows of several
  * tables in different orders. Before, PostgreSQL broke several deadlocks a second between
  * a prune and the others, and between a rekey (one unit over the rows of several threads)
@@ -10,15 +10,22 @@
  * unreadable in the copy (later, for a moment after the copy: a rekey meeting one failed).
  * What may reach a writer is only MissingParentError (its checkpoint removed meanwhile).
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type CheckpointMetadata, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { DrizzleSaver, MissingParentError } from "../../src/index.js";
+import { DrizzleSaver, importThreads, MissingParentError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { openRaw } from "../helpers/raw.js";
+import { writeSyntheticFile } from "../transfer/support.js";
 
-const THREADS = ["t0", "t1", "t2", "t3"];
+/** Named as writeSyntheticFile names its threads (prefix "t"): an import replaces them. */
+const THREADS = ["t-0", "t-1", "t-2", "t-3"];
 const WRITERS = 3;
 const ROUNDS = 60;
+/** An import is slow (a connection of its own each): more rounds, so that imports meet removals. */
+const IMPORT_ROUNDS = 1500;
 /** A rekey's batch meets a deletion of one of its threads less often: more rounds. */
 const REKEY_ROUNDS = 400;
 const thread = (i: number) => THREADS[i % THREADS.length];
@@ -123,6 +130,30 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
         (round) => saver.prune([thread(round + 1)], { strategy: "keep_latest", keepLast: 1 }),
         (round) => saver.deleteForRuns([`run${round % 4}`]),
       ]);
+      expect(failures).toEqual([]);
+    } finally {
+      await saver.close();
+    }
+    if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
+  }, 120_000);
+
+  it("import --replace beside writers and removals never deadlocks, and fails no caller", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "lgcd-import-race-")), "threads.jsonl");
+    await writeSyntheticFile(file, { threads: THREADS.length, checkpoints: 3, prefix: "t" });
+    const { saver, url } = await freshSaver(dialect);
+    try {
+      const failures = await race(
+        writer(saver),
+        [
+          (round) => saver.deleteThread(thread(round * 3)),
+          (round) => saver.prune([thread(round)], { strategy: "keep_latest", keepLast: 1 }),
+          async (round) => {
+            const summary = await importThreads(url, { file, threadIds: [thread(round + 1)] }, { replace: true });
+            if (summary.failed.length > 0) throw new Error(`import failed: ${JSON.stringify(summary.failed)}`);
+          },
+        ],
+        IMPORT_ROUNDS,
+      );
       expect(failures).toEqual([]);
     } finally {
       await saver.close();
