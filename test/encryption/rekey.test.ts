@@ -1,10 +1,12 @@
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type ChannelVersions, type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DecryptionError, DrizzleSaver, DrizzleStore, type EncryptionOptions } from "../../src/index.js";
 import { BIN, cli, cliEnv, ensureBuilt } from "../cli/helpers.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
+import { openRaw } from "../helpers/raw.js";
 import { KEY_1, KEY_2 } from "./keys.js";
 
 /**
@@ -169,6 +171,37 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
       expect(all.filter(([config]) => String(config?.thread_id).startsWith("before"))).toEqual(want);
     } finally {
       for (const s of [old, rotated, writer, onlyNew]) await s.close();
+    }
+  });
+
+  it("leaves an import's staged rows alone (sealed for the thread they will be): neither re-sealed nor counted", async () => {
+    const { saver: old, url } = await freshSaver(dialect, { encryption: ONLY_K1 });
+    const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    const raw = await openRaw(dialect, url);
+    const move = async (from: string, to: string) => {
+      for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]) {
+        await raw.query(`update ${table} set thread_id = ? where thread_id = ?`, [to, from]);
+      }
+    };
+    try {
+      await fill(old, "live", 1, 3);
+      await fill(old, "staged", 1, 3);
+      const want = await old.getTuple({ configurable: { thread_id: "staged-0" } });
+      // What an import in progress (or killed) holds: the thread's rows under its staging id, sealed for the thread.
+      const staging = `__transfer_staging__:${createHash("sha256").update("staged-0").digest("hex")}`;
+      await move("staged-0", staging);
+      await rotated.rekey();
+      expect(await rotated.encryptionStatus()).toEqual({
+        keys: { k2: 3 * 3 },
+        plaintext: 0,
+        store: { keys: {}, plaintext: 0 },
+      });
+      // Untouched: once in place, they read as the import sealed them.
+      await move(staging, "staged-0");
+      expect(await old.getTuple({ configurable: { thread_id: "staged-0" } })).toEqual(want);
+    } finally {
+      await raw.close();
+      for (const s of [old, rotated]) await s.close();
     }
   });
 

@@ -11,6 +11,7 @@ import { parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/se
 import type { Statement } from "../../sql/statements.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "../store/rekey-items.js";
 import { holdingThread } from "../threads/thread-lock.js";
+import { notStaging } from "./reserved.js";
 import { resealStatement, type SealedTable, sealedTables } from "./sealed-tables.js";
 import { as, asBytes } from "./values.js";
 
@@ -103,7 +104,12 @@ function batchQuery(table: SealedTable, activeKeyId: string, cursor: Row | undef
   const prefix = `${SEALED_TYPE_PREFIX}${activeKeyId}:`;
   const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
   columns.push(as(table.type, "type"), as(table.blob, "data"));
-  const conditions = [sql`${table.type} <> 'empty'`, sql`substr(${table.type}, 1, ${prefix.length}) <> ${prefix}`];
+  const conditions = [
+    sql`${table.type} <> 'empty'`,
+    sql`substr(${table.type}, 1, ${prefix.length}) <> ${prefix}`,
+    // An import's staged rows are sealed for the thread they will be, not for their staging id.
+    notStaging(table.keys[0][1]),
+  ];
   if (cursor) {
     const keyColumns = sql.join(
       table.keys.map(([, column]) => sql`${column}`),
@@ -123,12 +129,16 @@ function batchQuery(table: SealedTable, activeKeyId: string, cursor: Row | undef
     where ${sql.join(conditions, sql` and `)} order by ${order} limit ${sql.raw(String(limit))}`;
 }
 
-/** Counts the stored values (channel values and pending writes, "empty" markers aside) per key id. */
+/**
+ * Counts the stored values (channel values and pending writes, "empty" markers and the
+ * rows an import has staged aside) per key id.
+ */
 export async function encryptionStatus(dialect: Dialect, store?: StoreDialect): Promise<EncryptionStatus> {
   const status: EncryptionStatus = { keys: {}, plaintext: 0 };
   for (const table of Object.values(sealedTables(dialect))) {
     const rows = await dialect.query(
-      sql`select ${as(table.type, "type")}, count(*) as n from ${table.table} where ${table.type} <> 'empty' group by ${table.type}`,
+      sql`select ${as(table.type, "type")}, count(*) as n from ${table.table}
+        where ${table.type} <> 'empty' and ${notStaging(table.keys[0][1])} group by ${table.type}`,
     );
     for (const row of rows) {
       const sealed = parseSealedType(String(row.type));
