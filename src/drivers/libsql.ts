@@ -5,7 +5,7 @@
 import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
-import { oneConnection } from "./one-connection.js";
+import { gateOf, oneConnection } from "./one-connection.js";
 import { publicLibsqlExecutor } from "./public-api.js";
 
 type LibsqlValue = null | string | number | bigint | ArrayBuffer | Uint8Array | boolean;
@@ -67,24 +67,27 @@ export function libsqlExecutor(db: unknown, options: ExecutorOptions = {}): Exec
       },
     };
   };
-  return oneConnection({
-    driver: "@libsql/client",
-    transactions: "async",
-    compile: (statement) => compiler.compile(statement),
-    ...on(client),
-    async transaction(work) {
-      const tx = await client.transaction("write");
-      try {
-        const result = await work(on(tx));
-        await tx.commit();
-        return result;
-      } catch (error) {
-        // The work's own error matters, not a failed rollback's.
-        await tx.rollback().catch(() => {});
-        throw error;
-      } finally {
-        tx.close();
-      }
+  return oneConnection(
+    {
+      driver: "@libsql/client",
+      transactions: "async",
+      compile: (statement) => compiler.compile(statement),
+      ...on(client),
+      async transaction(work) {
+        const tx = await client.transaction("write");
+        try {
+          const result = await work(on(tx));
+          await tx.commit();
+          return result;
+        } catch (error) {
+          // The work's own error matters, not a failed rollback's.
+          await tx.rollback().catch(() => {});
+          throw error;
+        } finally {
+          tx.close();
+        }
+      },
     },
-  });
+    gateOf(client),
+  );
 }

@@ -7,7 +7,7 @@ import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js"
 import { inlineParameters } from "../sql/mysql-literals.js";
 import type { CompiledQuery, Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, privateApiAvailable, sessionOf } from "./drizzle-internals.js";
-import { oneConnection } from "./one-connection.js";
+import { oneAtATime } from "./one-connection.js";
 import { MYSQL_TRANSACTION, publicMysqlExecutor } from "./public-api.js";
 
 /** The slice of drizzle's MySQL session used to run compiled text. */
@@ -31,14 +31,14 @@ export const readCommittedPools = new WeakSet<object>();
  * mysql2, pool or single connection. Statements run through drizzle's session (its
  * logger and type casts apply), their values written as literals no sql_mode changes
  * (see mysql-literals.ts). On a pool a transaction pins a connection of its own;
- * a single connection runs everything, so its transactions exclude other statements.
+ * a single connection runs everything, one statement or transaction at a time.
  */
 export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Executor {
   const executor = privateApiAvailable(db) ? mysql2PoolExecutor(db, options) : publicMysqlExecutor(db, options);
   // drizzle tells a pool by the same test.
   const client = clientOf(db);
   const isPool = typeof client === "object" && client !== null && "getConnection" in client;
-  return isPool ? executor : oneConnection(executor);
+  return isPool ? executor : oneAtATime(executor, client ?? db);
 }
 
 function mysql2PoolExecutor(db: unknown, options: ExecutorOptions): Executor {

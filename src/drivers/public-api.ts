@@ -6,7 +6,7 @@
 import type { SQL } from "drizzle-orm";
 import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
 import { type CompiledQuery, filled, isBound, type Statement } from "../sql/statements.js";
-import { type Gate, oneConnection } from "./one-connection.js";
+import { type Gate, gateOf, oneConnection } from "./one-connection.js";
 import { changedRows, rowsOf } from "./pg-results.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
 
@@ -126,11 +126,14 @@ export function publicLibsqlExecutor(db: unknown): Executor {
     },
   });
   const database = db as AsyncSqliteDrizzle;
-  return oneConnection({
-    driver: "@libsql/client",
-    transactions: "async",
-    compile: valuesOnly,
-    ...on(database),
-    transaction: (work) => database.transaction((tx) => work(on(tx))),
-  });
+  return oneConnection(
+    {
+      driver: "@libsql/client",
+      transactions: "async",
+      compile: valuesOnly,
+      ...on(database),
+      transaction: (work) => database.transaction((tx) => work(on(tx))),
+    },
+    gateOf((db as { $client?: unknown }).$client ?? db),
+  );
 }
