@@ -123,16 +123,20 @@ export class FileReadError extends InvalidInputError {
   override name = "FileReadError";
 }
 
-/** The database's own message, below drizzle's "Failed query: <the whole SQL>" wrapper. */
-function databaseMessage(error: unknown): string {
+/**
+ * Whether `error` is drizzle's wrapper of a failed statement: its message is the whole SQL
+ * text ("Failed query: ...", SQLite: "Failed to run the query ..."), its cause the database's error.
+ */
+export function isFailedStatement(error: unknown): error is Error & { cause: Error } {
+  return (
+    error instanceof Error && error.cause instanceof Error && /^Failed (query|to run the query)/.test(error.message)
+  );
+}
+
+/** An error's message, the database's own below drizzle's wrapper of a failed statement. */
+export function databaseMessage(error: unknown): string {
   let current = error;
-  while (
-    current instanceof Error &&
-    current.cause instanceof Error &&
-    /^Failed (query|to run the query)/.test(current.message)
-  ) {
-    current = current.cause;
-  }
+  while (isFailedStatement(current)) current = current.cause;
   return current instanceof Error ? current.message : String(current);
 }
 

@@ -1,5 +1,5 @@
 /** Errors the CLI reports as one line on stderr, and the exit codes it uses. */
-import { CliError } from "../errors.js";
+import { CliError, isFailedStatement } from "../errors.js";
 import { redactText, redactUrl } from "./redact.js";
 
 export const EXIT_OK = 0;
@@ -36,8 +36,8 @@ function codeOf(error: unknown): string | undefined {
 
 /**
  * The error that says what went wrong: drizzle wraps a failed statement in an error
- * whose message is the whole SQL text ("Failed query: ...", SQLite: "Failed to run the query ..."), and Node reports a refused connection to a
- * host with several addresses as an AggregateError with an empty message.
+ * whose message is the whole SQL text (see isFailedStatement), and Node reports a refused
+ * connection to a host with several addresses as an AggregateError with an empty message.
  */
 function rootCause(error: unknown): unknown {
   let current = error;
@@ -46,7 +46,7 @@ function rootCause(error: unknown): unknown {
       current = current.errors[0];
       continue;
     }
-    if (current instanceof Error && /^Failed (query:|to run the query)/.test(current.message) && current.cause) {
+    if (isFailedStatement(current)) {
       current = current.cause;
       continue;
     }

@@ -110,13 +110,7 @@ export function sqliteWriteUnits(
         // The transaction holds the write lock: the precondition's rows need no lock of their own.
         await executor.transaction((tx) => settleIn(tx, writes, unit, (precondition) => precondition.rows));
       }),
-    // The transaction holds the write lock: the precondition's rows need no lock of their own.
-    atomicallyReading: batched
-      ? undefined
-      : (work, precondition) =>
-          retryOnConflict(isBusy, () =>
-            executor.transaction((tx) => readIn(tx, work, precondition, (locked) => locked.rows)),
-          ),
+    atomicallyReading: batched ? undefined : readingUnits(executor),
     // The transaction holds the database's write lock: no put runs meanwhile, and no row
     // is ever held by another transaction, so there is nothing to skip.
     // A batch runs alone as well.
@@ -136,4 +130,13 @@ export function sqliteWriteUnits(
       );
     },
   };
+}
+
+/** Dialect.atomicallyReading on a driver with interactive transactions. */
+function readingUnits(executor: Executor): Dialect["atomicallyReading"] {
+  // The transaction holds the write lock: the precondition's rows need no lock of their own.
+  return (work, precondition) =>
+    retryOnConflict(isBusy, () =>
+      executor.transaction((tx) => readIn(tx, work, precondition, (locked) => locked.rows)),
+    );
 }

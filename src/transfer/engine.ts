@@ -4,7 +4,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { InvalidInputError } from "../errors.js";
+import { databaseMessage, InvalidInputError } from "../errors.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { type EncryptionOptions, Sealer } from "../serde/sealing.js";
 import { connect } from "../wiring/connect.js";
@@ -94,8 +94,6 @@ export interface ExportSummary extends RecordCounts {
   failed: ThreadFailure[];
 }
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
 async function openSource(from: ImportFrom): Promise<{ source: TransferSource; owned: boolean }> {
   if ("threads" in from && typeof from.threads === "function") return { source: from, owned: false };
   if ("file" in from) {
@@ -180,14 +178,14 @@ async function runImport(
         }
       } catch (error) {
         if (!options.dryRun) await writer.abort().catch(() => {});
-        summary.failed.push({ threadId, error: message(error) });
+        summary.failed.push({ threadId, error: databaseMessage(error) });
       }
       options.onProgress?.({ threads: ++handled, total });
     }
   } catch (error) {
     // A header that is not ours means nothing was read: that is an error of the call itself.
     if (handled === 0 && error instanceof InvalidInputError && /^line 1:/.test(error.message)) throw error;
-    summary.sourceError = message(error);
+    summary.sourceError = databaseMessage(error);
   }
   // A file yields only the threads it holds: the named ones it lacks are failures too.
   if (!summary.sourceError)
@@ -264,8 +262,8 @@ async function writeFile(
       summary.blobs += counts.blobs;
       summary.writes += counts.writes;
     } catch (error) {
-      await write(abortLine(threadId, message(error)));
-      summary.failed.push({ threadId, error: message(error) });
+      await write(abortLine(threadId, databaseMessage(error)));
+      summary.failed.push({ threadId, error: databaseMessage(error) });
     }
     summary.threads++;
     options.onProgress?.({ threads: summary.threads, total });

@@ -6,6 +6,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { ThreadConflictError } from "../errors.js";
+import { copyRows } from "../savers/threads/copy-rows.js";
 import { claimThreadRow } from "../savers/threads/thread-lock.js";
 import { requireThreadId, STAGING_PREFIX } from "../savers/values/reserved.js";
 import { writeRowColumns } from "../savers/write/write-statements.js";
@@ -138,12 +139,15 @@ export class ThreadWriter {
   /** Makes the staged thread the real one, unless the real one exists with other content. */
   async finish(threadId: string, replace: boolean): Promise<ThreadOutcome> {
     await this.flush();
-    // The renames leave the owner row to releaseOwner: a unit's statements never touch the same row.
-    const rename = this.tables().map(
-      ({ table, threadId: column }) =>
-        sql`update ${table} set ${sql.identifier(column.name)} = ${threadId}
-          where ${column} = ${this.staging} and not (${this.isOwnerRow(table)})`,
-    );
+    // The staged rows move in as a copy and a delete (Spider cannot update the column its
+    // tables are partitioned by), which leave the owner row to releaseOwner.
+    const rename = this.tables().flatMap(({ table, threadId: column }) => {
+      const staged = sql`not (${this.isOwnerRow(table)})`;
+      return [
+        copyRows(table, column, this.staging, threadId, { where: staged }),
+        sql`delete from ${table} where ${column} = ${this.staging} and ${staged}`,
+      ];
+    });
     if (!(await this.exists(threadId))) {
       await this.dialect.atomically([this.releaseOwner(), ...rename], this.owned(true));
       await this.dialect.refreshThread(threadId);

@@ -2,7 +2,7 @@
  * Thread lifecycle: copy a thread, prune or delete its checkpoints, delete by run, expire
  * idle threads; every change to a thread is one atomic unit.
  */
-import { type Column, getTableColumns, getTableName, sql, type Table } from "drizzle-orm";
+import { type Column, getTableName, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
@@ -11,6 +11,7 @@ import { copiedResealing, copyResealing, resealLeftovers } from "../values/copy-
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
+import { copyRows } from "./copy-rows.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
@@ -68,21 +69,10 @@ export class ThreadLifecycle {
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
     // insert ... select keeps blobs and writes as bytes, never decoding them. Holding the
     // source's row: no put, rekey or removal changes it meanwhile.
-    const copies = tables.map(({ table, threadId }) => {
-      // A copy is a new thread: not pinned, whatever the source is.
-      const columns = Object.values(getTableColumns(table) as Record<string, Column>).filter(
-        (column) => !column.generated && column !== this.dialect.columns.threads.pinned,
-      );
-      const names = sql.join(
-        columns.map((column) => sql.identifier(column.name)),
-        sql`, `,
-      );
-      const values = sql.join(
-        columns.map((column) => (column === threadId ? sql`${targetThreadId}` : sql`${column}`)),
-        sql`, `,
-      );
-      return sql`insert into ${table} (${names}) select ${values} from ${table} where ${threadId} = ${sourceThreadId}`;
-    });
+    // A copy is a new thread: not pinned, whatever the source is.
+    const copies = tables.map(({ table, threadId }) =>
+      copyRows(table, threadId, sourceThreadId, targetThreadId, { skip: [this.dialect.columns.threads.pinned] }),
+    );
     if (!this.sealer) {
       await holdingThread(this.dialect, sourceThreadId, copies);
       return;

@@ -6,6 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Dialect, Precondition, UnitRunner } from "../../dialects/dialect.js";
+import { UnsupportedDriverError } from "../../errors.js";
 import type { Statement } from "../../sql/statements.js";
 
 /**
@@ -65,7 +66,11 @@ export async function readingHoldingThread<T>(
   work: (tx: UnitRunner) => Promise<T>,
 ): Promise<T> {
   const reading = dialect.atomicallyReading;
-  if (!reading) throw new Error(`the ${dialect.name} dialect reads inside no unit on ${dialect.executor.driver}`);
+  if (!reading) {
+    throw new UnsupportedDriverError(
+      `${dialect.executor.driver} runs no interactive transactions, and this operation needs one; nothing was written`,
+    );
+  }
   try {
     return await reading(work, threadRow(dialect, threadId));
   } catch (error) {

@@ -1,0 +1,33 @@
+/**
+ * The SQL that copies a thread's rows under another thread id, inside the database: a
+ * copy (copyThread) and an import's move of its staged rows into place (a move is a copy
+ * and a delete: Spider cannot update the column its tables are partitioned by).
+ */
+import { type Column, getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
+
+/**
+ * `insert ... select` of the rows of `table` whose `threadId` is `from`, under `to`, their
+ * values as bytes (nothing decoded). Generated columns are left to the database, and the
+ * `skip` columns to their defaults; `where` narrows the rows copied.
+ */
+export function copyRows(
+  table: Table,
+  threadId: Column,
+  from: string,
+  to: string,
+  { skip = [], where }: { skip?: Column[]; where?: SQL } = {},
+): SQL {
+  const columns = Object.values(getTableColumns(table) as Record<string, Column>).filter(
+    (column) => !column.generated && !skip.includes(column),
+  );
+  const names = sql.join(
+    columns.map((column) => sql.identifier(column.name)),
+    sql`, `,
+  );
+  const values = sql.join(
+    columns.map((column) => (column === threadId ? sql`${to}` : sql`${column}`)),
+    sql`, `,
+  );
+  return sql`insert into ${table} (${names}) select ${values} from ${table}
+    where ${threadId} = ${from}${where ? sql` and ${where}` : sql``}`;
+}
