@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import type { Executor, ExecutorOptions, Row, SyncRunner } from "../sql/executor.js";
 import { LruCache } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
-import type { Gate } from "./one-connection.js";
+import { gateOf as connectionGate, type Gate } from "./one-connection.js";
 import { publicBetterSqliteExecutor } from "./public-api.js";
 import { serialSqliteExecutor } from "./sqlite-connection.js";
 import { type WalDatabase, walCheckpointerOf } from "./wal-checkpointer.js";
@@ -30,7 +30,8 @@ interface BetterSqliteDatabase extends WalDatabase {
 const fileGates = new Map<string, Gate>();
 
 function gateOf(database: BetterSqliteDatabase): Gate {
-  if (database.memory) return {}; // each in-memory connection is a database of its own
+  // Each in-memory connection is a database of its own: its gate is the connection's.
+  if (database.memory) return connectionGate(database);
   const file = resolve(database.name);
   let gate = fileGates.get(file);
   if (!gate) {
