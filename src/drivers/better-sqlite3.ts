@@ -49,7 +49,7 @@ function gateOf(database: BetterSqliteDatabase): Gate {
 export function betterSqliteExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
   const client = clientOf(db) as Partial<BetterSqliteDatabase> | undefined;
   // No better-sqlite3 client to keep statements on: drizzle's own path (its session, its logger).
-  if (typeof client?.prepare !== "function") return publicBetterSqliteExecutor(db, {});
+  if (typeof client?.prepare !== "function") return publicBetterSqliteExecutor(db, connectionGate(db));
   const database = client as BetterSqliteDatabase;
   if (!privateApiAvailable(db)) return publicBetterSqliteExecutor(db, gateOf(database));
   const compiler = compilerFor(db, options);

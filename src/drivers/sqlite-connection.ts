@@ -33,7 +33,7 @@ export function serialSqliteExecutor(
   transactions: TransactionStyle,
   connection: SqliteConnection,
   compile: Executor["compile"],
-  gate: Gate = {},
+  gate: Gate,
   synchronous?: SyncRunner,
 ): Executor {
   const runner: Runner = {
