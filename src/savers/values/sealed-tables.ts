@@ -20,6 +20,7 @@ export interface SealedTable {
   where(row: Row): string;
 }
 
+/** The dialect's two tables of sealed values: channel values (checkpoint_blobs) and pending writes. */
 export function sealedTables(dialect: Dialect): { values: SealedTable; writes: SealedTable } {
   const { blobs: b, writes: w } = dialect.columns;
   return {
