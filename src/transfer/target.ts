@@ -106,13 +106,15 @@ export class ThreadWriter {
    * The precondition of every later unit of this thread's import: its staging rows are
    * still this writer's. `exclusive` (the units that make them the thread's): claimed, so
    * the unit also runs statement after statement (see Dialect.atomically), deleting the
-   * replaced thread's rows before the renames take their keys.
+   * replaced thread's rows before the renames take their keys. With `emptyThread`: only
+   * while that thread has no rows.
    */
-  private owned(exclusive = false): Precondition {
+  private owned(exclusive = false, emptyThread?: string): Precondition {
     const w = this.dialect.columns.writes;
+    const empty = emptyThread === undefined ? sql`` : sql` and not (${this.hasRows(emptyThread)})`;
     return {
       rows: sql`select 1 from ${w.table} where ${w.threadId} = ${this.staging} and ${w.nsKey} = ${this.dialect.nsKey("")}
-        and ${w.checkpointId} = ${OWNER} and ${w.taskId} = ${OWNER} and ${w.idx} = 0 and ${w.taskPath} = ${this.owner}`,
+        and ${w.checkpointId} = ${OWNER} and ${w.taskId} = ${OWNER} and ${w.idx} = 0 and ${w.taskPath} = ${this.owner}${empty}`,
       failure: () =>
         new ThreadConflictError(
           `another import of thread "${this.threadId}" started meanwhile and took it over; this one wrote nothing of it`,
@@ -149,9 +151,20 @@ export class ThreadWriter {
       ];
     });
     if (!(await this.exists(threadId))) {
-      await this.dialect.atomically([this.releaseOwner(), ...rename], this.owned(true));
-      await this.dialect.refreshThread(threadId);
-      return "imported";
+      try {
+        // The thread's row first, as every change to a thread: a put that created the
+        // thread since exists() looked has committed, and the unit finds it not empty.
+        await this.dialect.atomicallyUntilSettled([], {
+          before: [claimThreadRow(this.dialect, threadId)],
+          precondition: this.owned(true, threadId),
+          after: [this.releaseOwner(), ...rename],
+        });
+        await this.dialect.refreshThread(threadId);
+        return "imported";
+      } catch (error) {
+        // Not ours any more, or the thread got rows meanwhile: then as if it had had them.
+        if (!(error instanceof ThreadConflictError) || !(await this.exists(threadId))) throw error;
+      }
     }
     if ((await this.digest(this.staging)) === (await this.digest(threadId))) {
       await this.abort();
@@ -201,6 +214,16 @@ export class ThreadWriter {
       if (rows.length > 0) return true;
     }
     return false;
+  }
+
+  /** True when the thread has a row in one of the tables an import writes. */
+  private hasRows(threadId: string): SQL {
+    return sql.join(
+      this.tables().map(
+        ({ table, threadId: column }) => sql`exists (select 1 from ${table} where ${column} = ${threadId})`,
+      ),
+      sql` or `,
+    );
   }
 
   /**

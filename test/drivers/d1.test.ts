@@ -19,6 +19,7 @@ import { findMigrationsFolder } from "../../src/savers/migrations/folder.js";
 import { freshSaver } from "../helpers/databases.js";
 import { type D1Binding, openLocalD1 } from "../helpers/miniflare.js";
 import { checkpointOf } from "../reliability/helpers.js";
+import { writeSyntheticFile } from "../transfer/support.js";
 
 let miniflare: Miniflare;
 let binding: D1Binding;
@@ -246,5 +247,34 @@ describe("Cloudflare D1 (batch-only)", () => {
     const copy = await writer.getTuple({ configurable: { thread_id: "sealed-dst", checkpoint_ns: "" } });
     expect(copy?.checkpoint.channel_values).toEqual({ a: "two" });
     expect(copy?.pendingWrites).toEqual([["task", "a", "pending"]]);
+  });
+
+  it("an import whose thread a put creates between the import's check and its move fails that thread, merging nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lgcd-d1-import-race-"));
+    const file = join(dir, "threads.jsonl");
+    await writeSyntheticFile(file, { threads: 1, checkpoints: 3, prefix: "raced-import" });
+    // The import's batches: its staging owner, the staging cleared, the staged rows; then it
+    // checks the thread is empty (reads) and moves the rows in (the fourth batch).
+    const beforeBatch = (skip: number, run: () => Promise<void>) => {
+      beforeNextBatch = skip === 0 ? run : async () => beforeBatch(skip - 1, run);
+    };
+    beforeBatch(3, async () => {
+      await other.put(
+        { configurable: { thread_id: "raced-import-0", checkpoint_ns: "" } },
+        checkpointOf("live", { a: "live" }, { a: 1 }),
+        metadata(0),
+        { a: 1 },
+      );
+    });
+    const summary = await importThreads(drizzle(intercepted), { file });
+    expect(beforeNextBatch).toBeUndefined();
+    expect(summary).toMatchObject({ imported: 0 });
+    expect(summary.failed).toEqual([
+      { threadId: "raced-import-0", error: expect.stringMatching(/already exists with other content/) },
+    ]);
+    const ids: string[] = [];
+    for await (const tuple of other.list({ configurable: { thread_id: "raced-import-0" } }))
+      ids.push(tuple.checkpoint.id);
+    expect(ids).toEqual(["live"]);
   });
 });
