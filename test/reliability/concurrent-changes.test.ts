@@ -90,6 +90,20 @@ async function readWhole(saver: DrizzleSaver, threadId: string): Promise<number>
   return tuples;
 }
 
+/** Runs `test` with a saver over a fresh database; closes it. */
+async function withSaver(
+  dialect: DialectName,
+  test: (fresh: { saver: DrizzleSaver; url: string }) => Promise<void>,
+): Promise<string> {
+  const { saver, url } = await freshSaver(dialect);
+  try {
+    await test({ saver, url });
+  } finally {
+    await saver.close();
+  }
+  return url;
+}
+
 /**
  * Runs `test` with a saver sealing under k1 and a second one (the rekey's) under k2, over
  * one fresh database; closes both.
@@ -122,8 +136,7 @@ async function deadlocks(url: string): Promise<number> {
 
 describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialect) => {
   it("removals never deadlock, and fail no caller", async () => {
-    const { saver, url } = await freshSaver(dialect);
-    try {
+    const url = await withSaver(dialect, async ({ saver }) => {
       const failures = await race(writer(saver), [
         (round) => saver.deleteThread(thread(round * 3)),
         (round) => saver.prune([thread(round), thread(round + 2)], { strategy: "keep_latest", keepLast: 2 }),
@@ -131,17 +144,14 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
         (round) => saver.deleteForRuns([`run${round % 4}`]),
       ]);
       expect(failures).toEqual([]);
-    } finally {
-      await saver.close();
-    }
+    });
     if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
   }, 120_000);
 
   it("import --replace beside writers and removals never deadlocks, and fails no caller", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "lgcd-import-race-")), "threads.jsonl");
     await writeSyntheticFile(file, { threads: THREADS.length, checkpoints: 3, prefix: "t" });
-    const { saver, url } = await freshSaver(dialect);
-    try {
+    const url = await withSaver(dialect, async ({ saver, url }) => {
       const failures = await race(
         writer(saver),
         [
@@ -155,9 +165,7 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
         IMPORT_ROUNDS,
       );
       expect(failures).toEqual([]);
-    } finally {
-      await saver.close();
-    }
+    });
     if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
   }, 120_000);
 
