@@ -124,6 +124,14 @@ export interface Precondition {
   exclusive?: boolean;
 }
 
+/** Rows that must exist once a unit's writes are done; see {@link Dialect.atomicallyVerified}. */
+export interface Postcondition {
+  /** A plain `select ... where ...`, run after the writes, in their unit. */
+  rows: Statement;
+  /** Thrown, with nothing written, when the rows do not exist. */
+  failure: () => Error;
+}
+
 /** Reads and writes inside a unit of {@link Dialect.atomicallyReading}. */
 export interface UnitRunner {
   /** Runs a statement and returns its rows, as {@link Dialect.query} does. */
@@ -200,6 +208,18 @@ export interface Dialect {
    * inside a unit.
    */
   atomicallyReading?<T>(work: (tx: UnitRunner) => Promise<T>, precondition?: Precondition): Promise<T>;
+  /**
+   * Where {@link atomicallyReading} is absent (a batch-only driver): runs the statements as
+   * {@link atomically} does, then checks the postcondition in the same unit; when its rows
+   * are absent, nothing is written and its failure is thrown. For writes planned from a
+   * read before the unit, which a change in between would leave incomplete: the caller
+   * reads again and retries.
+   */
+  atomicallyVerified?(
+    statements: Statement[],
+    precondition: Precondition | undefined,
+    postcondition: Postcondition,
+  ): Promise<void>;
   /**
    * The statements upserting a put's thread row, in order, to run before the put's
    * checkpoint insert (so that they see whether the checkpoint existed) in the same atomic

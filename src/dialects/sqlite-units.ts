@@ -8,7 +8,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Executor } from "../sql/executor.js";
 import { isBound, type Statement } from "../sql/statements.js";
 import { errorChain, readIn, retryOnConflict, settleIn } from "./common-sql.js";
-import type { CheckpointColumns, Dialect, Precondition, ThreadColumns } from "./dialect.js";
+import type { CheckpointColumns, Dialect, Postcondition, Precondition, ThreadColumns } from "./dialect.js";
 import { deleteEmptyThread, onConflictThreadRefresh, type ThreadSqlParts } from "./thread-sql.js";
 
 /**
@@ -20,52 +20,56 @@ export const isBusy = (error: unknown) =>
 
 /** What the SQLite error of a failed guard quotes ("bad JSON path: '<this>'"). */
 const GUARD_FAILED = "langgraph-checkpoint-drizzle: precondition failed";
+/** The same for a guard run after a batch's writes ({@link Dialect.atomicallyVerified}). */
+const CHECK_FAILED = "langgraph-checkpoint-drizzle: postcondition failed";
 
-const guards = new WeakMap<SQL, SQL>();
+const guards = { [GUARD_FAILED]: new WeakMap<SQL, SQL>(), [CHECK_FAILED]: new WeakMap<SQL, SQL>() };
 
 /**
  * A statement that fails (and so rolls back) its batch unless `rows`, a select, has a
  * row: json_extract raises "bad JSON path" for a path not starting with "$", quoting
- * it. This is how a batch-only driver checks a precondition: nothing can be read
- * between the statements of a batch, but one of them can stop it.
+ * it (`quoted`). This is how a batch-only driver checks a precondition: nothing can be
+ * read between the statements of a batch, but one of them can stop it.
  */
-export function guard(rows: Statement): Statement {
+export function guard(rows: Statement, quoted: keyof typeof guards = GUARD_FAILED): Statement {
   const wrap = (select: SQL) => {
-    let wrapped = guards.get(select);
+    let wrapped = guards[quoted].get(select);
     if (!wrapped) {
-      wrapped = sql`select json_extract('{}', case when exists (${select}) then '$' else '${sql.raw(GUARD_FAILED)}' end)`;
-      guards.set(select, wrapped); // one template per template: compiled once
+      wrapped = sql`select json_extract('{}', case when exists (${select}) then '$' else '${sql.raw(quoted)}' end)`;
+      guards[quoted].set(select, wrapped); // one template per template: compiled once
     }
     return wrapped;
   };
   return isBound(rows) ? { template: wrap(rows.template), values: rows.values } : wrap(rows);
 }
 
-/** Whether a batch failed on its guard (the message may be wrapped by the driver). */
-function guardFailed(error: unknown): boolean {
+/** Whether a batch failed on a guard quoting `quoted` (the message may be wrapped by the driver). */
+function guardFailed(error: unknown, quoted: keyof typeof guards = GUARD_FAILED): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++, current = current.cause) {
-    if (current.message.includes(GUARD_FAILED)) return true;
+    if (current.message.includes(quoted)) return true;
   }
   return false;
 }
 
 /**
  * The atomic units on a batch-only driver (Cloudflare D1): each is one batch, which the
- * database runs as one transaction, alone. A precondition is a guard first in the batch.
+ * database runs as one transaction, alone. A precondition is a guard first in the batch;
+ * a postcondition ({@link Dialect.atomicallyVerified}) a guard last.
  */
 export function batchUnits(batch: NonNullable<Executor["batch"]>) {
-  const atomically = async (writes: Statement[], precondition?: Precondition) => {
-    if (!precondition) {
-      await batch(writes);
-      return;
-    }
+  const verified = async (writes: Statement[], precondition?: Precondition, postcondition?: Postcondition) => {
+    const first = precondition ? [guard(precondition.rows)] : [];
+    const last = postcondition ? [guard(postcondition.rows, CHECK_FAILED)] : [];
     try {
-      await batch([guard(precondition.rows), ...writes]);
+      await batch([...first, ...writes, ...last]);
     } catch (error) {
-      throw guardFailed(error) ? precondition.failure() : error;
+      if (precondition && guardFailed(error)) throw precondition.failure();
+      if (postcondition && guardFailed(error, CHECK_FAILED)) throw postcondition.failure();
+      throw error;
     }
   };
-  return { atomically, guardFailed };
+  const atomically = (writes: Statement[], precondition?: Precondition) => verified(writes, precondition);
+  return { atomically, verified, guardFailed: (error: unknown) => guardFailed(error) };
 }
 
 /** The write units of the SQLite dialect. */
@@ -74,7 +78,10 @@ export function sqliteWriteUnits(
   threads: ThreadColumns,
   checkpoints: CheckpointColumns,
   threadSql: ThreadSqlParts,
-): Pick<Dialect, "atomically" | "atomicallyUntilSettled" | "atomicallyReading" | "refreshThread"> {
+): Pick<
+  Dialect,
+  "atomically" | "atomicallyUntilSettled" | "atomicallyReading" | "atomicallyVerified" | "refreshThread"
+> {
   const batch = executor.batch?.bind(executor);
   const batched = batch && batchUnits(batch);
   return {
@@ -111,6 +118,10 @@ export function sqliteWriteUnits(
         await executor.transaction((tx) => settleIn(tx, writes, unit, (precondition) => precondition.rows));
       }),
     atomicallyReading: batched ? undefined : readingUnits(executor),
+    atomicallyVerified: batched
+      ? (writes, precondition, postcondition) =>
+          retryOnConflict(isBusy, () => batched.verified(writes, precondition, postcondition))
+      : undefined,
     // The transaction holds the database's write lock: no put runs meanwhile, and no row
     // is ever held by another transaction, so there is nothing to skip.
     // A batch runs alone as well.

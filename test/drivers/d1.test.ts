@@ -27,6 +27,8 @@ let binding: D1Binding;
 let intercepted: D1Binding;
 /** Runs before the next batch reaches D1 (then forgets itself). */
 let beforeNextBatch: (() => Promise<void>) | undefined;
+/** Runs after the next batch that D1 ran to its end (then forgets itself). */
+let afterNextBatch: (() => Promise<void>) | undefined;
 let saver: DrizzleSaver;
 /** A second saver on the same database, whose batches are never intercepted. */
 let other: DrizzleSaver;
@@ -42,7 +44,11 @@ beforeAll(async () => {
         const before = beforeNextBatch;
         beforeNextBatch = undefined;
         await before?.();
-        return target.batch(statements as never);
+        const results = await target.batch(statements as never);
+        const after = afterNextBatch;
+        afterNextBatch = undefined;
+        await after?.();
+        return results;
       };
     },
   });
@@ -231,22 +237,59 @@ describe("Cloudflare D1 (batch-only)", () => {
     }
   });
 
-  it("an encrypted copy of a thread written meanwhile is whole: what the source got before the copy's batch is re-sealed after it", async () => {
+  it("an encrypted copy of a thread written meanwhile is whole from its batch on: a changed source is read again", async () => {
     const encryption = { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1" };
     const sealing = new DrizzleSaver(drizzle(intercepted), { encryption });
     const writer = new DrizzleSaver(drizzle(binding), { encryption });
     const root = { configurable: { thread_id: "sealed-src", checkpoint_ns: "" } };
+    const target = { configurable: { thread_id: "sealed-dst", checkpoint_ns: "" } };
     const first = await writer.put(root, checkpointOf("1", { a: "one" }, { a: 1 }), metadata(0), { a: 1 });
     // Lands after the copy read the source's values, before its batch copies them as bytes.
     beforeNextBatch = async () => {
       const second = await writer.put(first, checkpointOf("2", { a: "two" }, { a: 2 }), metadata(1), { a: 2 });
       await writer.putWrites(second, [["a", "pending"]], "task");
     };
+    // The first batch that wrote anything: the copy must already read whole (with no later step to finish it).
+    let copyAfterItsBatch: Awaited<ReturnType<DrizzleSaver["getTuple"]>>;
+    afterNextBatch = async () => {
+      copyAfterItsBatch = await writer.getTuple(target);
+    };
     await sealing.copyThread("sealed-src", "sealed-dst");
     expect(beforeNextBatch).toBeUndefined();
-    const copy = await writer.getTuple({ configurable: { thread_id: "sealed-dst", checkpoint_ns: "" } });
-    expect(copy?.checkpoint.channel_values).toEqual({ a: "two" });
-    expect(copy?.pendingWrites).toEqual([["task", "a", "pending"]]);
+    expect(afterNextBatch).toBeUndefined();
+    for (const copy of [copyAfterItsBatch, await writer.getTuple(target)]) {
+      expect(copy?.checkpoint.channel_values).toEqual({ a: "two" });
+      expect(copy?.pendingWrites).toEqual([["task", "a", "pending"]]);
+    }
+  });
+
+  it("an encrypted copy of a source that changes before every batch ends whole: it re-seals what the last one left", async () => {
+    const encryption = { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1" };
+    const sealing = new DrizzleSaver(drizzle(intercepted), { encryption });
+    const writer = new DrizzleSaver(drizzle(binding), { encryption });
+    const root = { configurable: { thread_id: "busy-src", checkpoint_ns: "" } };
+    let latest = await writer.put(root, checkpointOf("0", { a: "v0" }, { a: 0 }), metadata(0), { a: 0 });
+    let step = 0;
+    let batches = 0;
+    const writeBeforeEveryBatch = async () => {
+      batches++;
+      step++;
+      latest = await writer.put(latest, checkpointOf(String(step), { a: `v${step}` }, { a: step }), metadata(step), {
+        a: step,
+      });
+      beforeNextBatch = writeBeforeEveryBatch;
+    };
+    beforeNextBatch = writeBeforeEveryBatch;
+    await sealing.copyThread("busy-src", "busy-dst");
+    beforeNextBatch = undefined;
+    // Five checked batches, each undone by its check; the sixth copies unchecked, then the leftovers are re-sealed.
+    expect(batches).toBe(7);
+    const copy = await writer.getTuple({ configurable: { thread_id: "busy-dst", checkpoint_ns: "" } });
+    expect(copy?.checkpoint.id).toBe("6");
+    expect(copy?.checkpoint.channel_values).toEqual({ a: "v6" });
+    const ids: string[] = [];
+    for await (const tuple of writer.list({ configurable: { thread_id: "busy-dst" } })) ids.push(tuple.checkpoint.id);
+    expect(ids).toEqual(["6", "5", "4", "3", "2", "1", "0"]);
   });
 
   it("an import whose thread a put creates between the import's check and its move fails that thread, merging nothing", async () => {

@@ -7,7 +7,7 @@ import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
-import { copiedResealing, copyResealing, resealLeftovers } from "../values/copy-resealing.js";
+import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
@@ -84,8 +84,8 @@ export class ThreadLifecycle {
    * An encrypted copy: sealed values are bound to their thread, so the copied ones are
    * re-sealed for the target. Where the dialect reads inside a unit, the copy's unit
    * reads what it inserted and re-seals it before it commits: the copy is whole or not
-   * there. On a batch-only driver (D1) the values are read before the unit, and one the
-   * source got or changed meanwhile is re-sealed right after it.
+   * there. On a batch-only driver (D1) the values are read before the unit, which checks
+   * that none changed meanwhile.
    */
   private async copySealed(sealer: Sealer, source: string, target: string, copies: Statement[]): Promise<void> {
     if (this.dialect.atomicallyReading) {
@@ -95,9 +95,7 @@ export class ThreadLifecycle {
       });
       return;
     }
-    const resealing = await copyResealing(this.dialect, sealer, source, target);
-    await holdingThread(this.dialect, source, [...copies, ...resealing.statements]);
-    await resealLeftovers(this.dialect, sealer, source, target, resealing.resealed);
+    await copySealedInBatches(this.dialect, sealer, source, target, copies);
   }
 
   /**

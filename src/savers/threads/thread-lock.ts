@@ -5,7 +5,7 @@
  * (an encrypted copy through {@link readingHoldingThread}).
  */
 import { sql } from "drizzle-orm";
-import type { Dialect, Precondition, UnitRunner } from "../../dialects/dialect.js";
+import type { Dialect, Postcondition, Precondition, UnitRunner } from "../../dialects/dialect.js";
 import { UnsupportedDriverError } from "../../errors.js";
 import type { Statement } from "../../sql/statements.js";
 
@@ -44,14 +44,27 @@ function threadRow(dialect: Dialect, threadId: string): Precondition {
  * Runs the statements as one unit that first locks the thread's row exclusively: changes
  * to one thread then wait for each other instead of taking the rows of its tables in
  * different orders (a deadlock). Without a row (the thread deleted or emptied meanwhile)
- * there is nothing to wait for: the unit runs as it is.
+ * there is nothing to wait for: the unit runs as it is. With a postcondition, the unit
+ * is checked after its writes (`Dialect.atomicallyVerified`: only on a batch-only driver).
  */
-export async function holdingThread(dialect: Dialect, threadId: string, statements: Statement[]): Promise<void> {
+export async function holdingThread(
+  dialect: Dialect,
+  threadId: string,
+  statements: Statement[],
+  postcondition?: Postcondition,
+): Promise<void> {
+  const run = (precondition?: Precondition) => {
+    if (!postcondition) return dialect.atomically(statements, precondition);
+    if (!dialect.atomicallyVerified) {
+      throw new UnsupportedDriverError(`${dialect.executor.driver} cannot check a unit after its writes`);
+    }
+    return dialect.atomicallyVerified(statements, precondition, postcondition);
+  };
   try {
-    await dialect.atomically(statements, threadRow(dialect, threadId));
+    await run(threadRow(dialect, threadId));
   } catch (error) {
     if (!(error instanceof NoThreadRow)) throw error;
-    await dialect.atomically(statements);
+    await run();
   }
 }
 

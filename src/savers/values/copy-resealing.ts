@@ -2,7 +2,7 @@
  * Re-sealing a copied thread's values for their new thread (copyThread): a sealed value
  * is bound to its thread, and a copy takes the source's bytes.
  */
-import { getTableName } from "drizzle-orm";
+import { getTableName, type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row, UnitRunner } from "../../dialects/dialect.js";
 import { DecryptionError, MissingKeyError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
@@ -12,7 +12,7 @@ import { resealStatement, type SealedTable, sealedRows, sealedTables } from "./s
 import { asBytes } from "./values.js";
 
 /** What copyThread re-seals: the statements, and the bytes each copied row gets, by its key. */
-export interface CopyResealing {
+interface CopyResealing {
   statements: Statement[];
   resealed: Map<string, Uint8Array>;
 }
@@ -57,18 +57,63 @@ function resealedFrom(table: SealedTable, row: Row, sealer: Sealer, source: stri
   return resealStatement(table, row, sealedType, sealed);
 }
 
+/** How often a batch-only copy whose source changed meanwhile reads it again, before it re-seals in two steps. */
+const CHECKED_ATTEMPTS = 5;
+
+/** The source of a batch-only copy changed between its read and its batch. */
+class SourceChanged extends Error {}
+
 /**
- * On a driver that reads inside no unit (Cloudflare D1): statements that re-seal, for
- * `target`, the values a copy of `source` will copy as bytes, read before its unit and
- * run in it after its inserts. A row that changed since it was read here is not
- * overwritten with older bytes: {@link resealLeftovers} re-seals it after the copy.
+ * An encrypted copy on a driver that reads inside no unit (Cloudflare D1): the source's
+ * values are read and re-sealed for `target` first; the copy's batch then checks that no
+ * copied row kept the source's bytes (a value the source got or changed in between: a
+ * writer, a rekey) and otherwise writes nothing, and the copy starts again. A source
+ * that changes every time ({@link CHECKED_ATTEMPTS}) is copied without the check, and
+ * what its batch left as copied is re-sealed right after it ({@link resealLeftovers}).
  */
-export async function copyResealing(
+export async function copySealedInBatches(
   dialect: Dialect,
   sealer: Sealer,
   source: string,
   target: string,
-): Promise<CopyResealing> {
+  copies: Statement[],
+): Promise<void> {
+  const postcondition = { rows: nothingLeftAsCopied(dialect, source, target), failure: () => new SourceChanged() };
+  for (let attempt = 1; attempt <= CHECKED_ATTEMPTS; attempt++) {
+    const { statements } = await copyResealing(dialect, sealer, source, target);
+    try {
+      await holdingThread(dialect, source, [...copies, ...statements], postcondition);
+      return;
+    } catch (error) {
+      if (!(error instanceof SourceChanged)) throw error;
+    }
+  }
+  const resealing = await copyResealing(dialect, sealer, source, target);
+  await holdingThread(dialect, source, [...copies, ...resealing.statements]);
+  await resealLeftovers(dialect, sealer, source, target, resealing.resealed);
+}
+
+/**
+ * A select with a row when no value of `target` holds the bytes of the same row of
+ * `source`: every copied value was re-sealed (a re-sealed value never equals its source,
+ * its nonce is new).
+ */
+function nothingLeftAsCopied(dialect: Dialect, source: string, target: string): SQL {
+  const checks = Object.values(sealedTables(dialect)).map((table) => {
+    const [[, threadId], ...keys] = table.keys;
+    const columns = sql.join([...keys.map(([, column]) => column), table.blob], sql`, `);
+    return sql`not exists (select 1 from ${table.table} where ${threadId} = ${target} and ${table.type} <> 'empty'
+      and (${columns}) in (select ${columns} from ${table.table} where ${threadId} = ${source}))`;
+  });
+  return sql`select 1 where ${sql.join(checks, sql` and `)}`;
+}
+
+/**
+ * Statements that re-seal, for `target`, the values a copy of `source` will copy as
+ * bytes, read before its unit and run in it after its inserts. A row that changed since
+ * it was read here is not overwritten with older bytes.
+ */
+async function copyResealing(dialect: Dialect, sealer: Sealer, source: string, target: string): Promise<CopyResealing> {
   const statements: Statement[] = [];
   const resealed = new Map<string, Uint8Array>();
   for (const table of Object.values(sealedTables(dialect))) {
@@ -83,13 +128,13 @@ export async function copyResealing(
 }
 
 /**
- * After a copy by {@link copyResealing}: re-seals for `target` the copied rows its unit
- * did not, those whose source row changed or appeared between copyResealing's read and
- * the copy (a writer, a rekey). Such a row holds the source's bytes, bound to the source
- * thread: unreadable in the copy until re-sealed. A row that opens for the target
+ * After a copy by {@link copyResealing} without the check: re-seals for `target` the
+ * copied rows its unit did not, those whose source row changed or appeared between
+ * copyResealing's read and the copy. Such a row holds the source's bytes, bound to the
+ * source thread: unreadable in the copy until re-sealed. A row that opens for the target
  * (written to it since) is left alone.
  */
-export async function resealLeftovers(
+async function resealLeftovers(
   dialect: Dialect,
   sealer: Sealer,
   source: string,
