@@ -72,24 +72,61 @@ export function batchUnits(batch: NonNullable<Executor["batch"]>) {
   return { atomically, verified, guardFailed: (error: unknown) => guardFailed(error) };
 }
 
+type WriteUnits = Pick<
+  Dialect,
+  "atomically" | "atomicallyUntilSettled" | "atomicallyReading" | "atomicallyVerified" | "refreshThread"
+>;
+
 /** The write units of the SQLite dialect. */
 export function sqliteWriteUnits(
   executor: Executor,
   threads: ThreadColumns,
   checkpoints: CheckpointColumns,
   threadSql: ThreadSqlParts,
-): Pick<
-  Dialect,
-  "atomically" | "atomicallyUntilSettled" | "atomicallyReading" | "atomicallyVerified" | "refreshThread"
-> {
+): WriteUnits {
+  // The row's refresh: the transaction (or batch) holds the database's write lock, so no
+  // put runs meanwhile and no row is ever held by another transaction: nothing to skip.
+  const refreshing = (threadId: string) => [
+    onConflictThreadRefresh(threads, checkpoints, threadSql, threadId),
+    deleteEmptyThread(threads, checkpoints, threadId),
+  ];
   const batch = executor.batch?.bind(executor);
-  const batched = batch && batchUnits(batch);
+  return batch ? batchOnlyUnits(batch, refreshing) : transactionUnits(executor, refreshing);
+}
+
+/** The write units on a batch-only driver (Cloudflare D1): one batch each, which runs alone. */
+function batchOnlyUnits(
+  batch: NonNullable<Executor["batch"]>,
+  refreshing: (threadId: string) => Statement[],
+): WriteUnits {
+  const batched = batchUnits(batch);
   return {
+    atomically: (writes, precondition) => retryOnConflict(isBusy, () => batched.atomically(writes, precondition)),
+    // One batch. Elsewhere the rounds are for a put that committed while the deletes ran
+    // (or held a lock they waited for). A D1 database runs its batches and statements one
+    // at a time, each batch's statements in one go as one transaction, so none commits in
+    // between: once the batch is done, every row of the thread is gone and a second round
+    // would change nothing. A put landing later finds its parent gone (its guard fails)
+    // or starts the thread anew, as after a settled delete.
+    atomicallyUntilSettled: (writes, unit) =>
+      retryOnConflict(isBusy, () =>
+        batched.atomically([...(unit?.before ?? []), ...writes, ...(unit?.after ?? [])], unit?.precondition),
+      ),
+    atomicallyVerified: (writes, precondition, postcondition) =>
+      retryOnConflict(isBusy, () => batched.verified(writes, precondition, postcondition)),
+    refreshThread: async (threadId) => {
+      await batch(refreshing(threadId));
+    },
+  };
+}
+
+/** The write units on a driver with transactions: BEGIN IMMEDIATE, which takes the write lock up front. */
+function transactionUnits(executor: Executor, refreshing: (threadId: string) => Statement[]): WriteUnits {
+  return {
+    // The write lock already keeps deletes out until commit: the precondition's rows need
+    // no lock of their own.
     atomically: (writes, precondition) =>
       retryOnConflict(isBusy, async () => {
-        if (batched) return batched.atomically(writes, precondition);
-        // The executor's transactions take the write lock up front (BEGIN IMMEDIATE),
-        // which already keeps deletes out until commit.
         if (executor.transactionGrouped) {
           await executor.transactionGrouped((tx) => {
             if (precondition && tx.all(precondition.rows).length === 0) throw precondition.failure();
@@ -103,51 +140,18 @@ export function sqliteWriteUnits(
         });
       }),
     atomicallyUntilSettled: (writes, unit) =>
-      retryOnConflict(isBusy, async () => {
-        // Batch-only: one batch. The rounds below are for a put that committed while the
-        // deletes ran (elsewhere: one that held a lock they waited for). A D1 database runs
-        // its batches and statements one at a time, each batch's statements in one go as one
-        // transaction, so none commits in between: once the batch is done, every row of the
-        // thread is gone and a second round would change nothing. A put landing later finds
-        // its parent gone (its guard fails) or starts the thread anew, as after a settled delete.
-        if (batched) {
-          await batched.atomically([...(unit?.before ?? []), ...writes, ...(unit?.after ?? [])], unit?.precondition);
-          return;
-        }
-        // The transaction holds the write lock: the precondition's rows need no lock of their own.
-        await executor.transaction((tx) => settleIn(tx, writes, unit, (precondition) => precondition.rows));
-      }),
-    atomicallyReading: batched ? undefined : readingUnits(executor),
-    atomicallyVerified: batched
-      ? (writes, precondition, postcondition) =>
-          retryOnConflict(isBusy, () => batched.verified(writes, precondition, postcondition))
-      : undefined,
-    // The transaction holds the database's write lock: no put runs meanwhile, and no row
-    // is ever held by another transaction, so there is nothing to skip.
-    // A batch runs alone as well.
-    refreshThread: async (threadId) => {
-      const statements = [
-        onConflictThreadRefresh(threads, checkpoints, threadSql, threadId),
-        deleteEmptyThread(threads, checkpoints, threadId),
-      ];
-      if (batch) {
-        await batch(statements);
-        return;
-      }
-      await retryOnConflict(isBusy, () =>
+      retryOnConflict(isBusy, () =>
+        executor.transaction((tx) => settleIn(tx, writes, unit, (precondition) => precondition.rows)),
+      ),
+    atomicallyReading: (work, precondition) =>
+      retryOnConflict(isBusy, () =>
+        executor.transaction((tx) => readIn(tx, work, precondition, (locked) => locked.rows)),
+      ),
+    refreshThread: (threadId) =>
+      retryOnConflict(isBusy, () =>
         executor.transaction(async (tx) => {
-          for (const statement of statements) await tx.run(statement);
+          for (const statement of refreshing(threadId)) await tx.run(statement);
         }),
-      );
-    },
+      ),
   };
-}
-
-/** Dialect.atomicallyReading on a driver with interactive transactions. */
-function readingUnits(executor: Executor): Dialect["atomicallyReading"] {
-  // The transaction holds the write lock: the precondition's rows need no lock of their own.
-  return (work, precondition) =>
-    retryOnConflict(isBusy, () =>
-      executor.transaction((tx) => readIn(tx, work, precondition, (locked) => locked.rows)),
-    );
 }
