@@ -208,12 +208,12 @@ export class ThreadWriter {
     }
   }
 
+  /** Whether the thread has rows (the rule of {@link hasRows}, asked in one statement). */
   private async exists(threadId: string): Promise<boolean> {
-    for (const { table, threadId: column } of this.tables()) {
-      const rows = await this.dialect.query(sql`select 1 as found from ${table} where ${column} = ${threadId} limit 1`);
-      if (rows.length > 0) return true;
-    }
-    return false;
+    const [row] = await this.dialect.query(
+      sql`select case when ${this.hasRows(threadId)} then 1 else 0 end as ${sql.identifier("found")}`,
+    );
+    return Number(row?.found) === 1;
   }
 
   /** True when the thread has a row in one of the tables an import writes. */

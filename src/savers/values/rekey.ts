@@ -12,7 +12,7 @@ import type { Statement } from "../../sql/statements.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "../store/rekey-items.js";
 import { holdingThread } from "../threads/thread-lock.js";
 import { notStaging } from "./reserved.js";
-import { resealStatement, type SealedTable, sealedTables } from "./sealed-tables.js";
+import { resealStatement, type SealedTable, sealedRowColumns, sealedTables } from "./sealed-tables.js";
 import { as, asBytes } from "./values.js";
 
 export interface RekeyOptions {
@@ -102,8 +102,6 @@ export async function rekey(
 /** The next batch of rows (in key order, after `cursor`) that are neither empty nor under the active key. */
 function batchQuery(table: SealedTable, activeKeyId: string, cursor: Row | undefined, limit: number): SQL {
   const prefix = `${SEALED_TYPE_PREFIX}${activeKeyId}:`;
-  const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
-  columns.push(as(table.type, "type"), as(table.blob, "data"));
   const conditions = [
     sql`${table.type} <> 'empty'`,
     sql`substr(${table.type}, 1, ${prefix.length}) <> ${prefix}`,
@@ -125,7 +123,7 @@ function batchQuery(table: SealedTable, activeKeyId: string, cursor: Row | undef
     table.keys.map(([, column]) => sql`${column}`),
     sql`, `,
   );
-  return sql`select ${sql.join(columns, sql`, `)} from ${table.table}
+  return sql`select ${sealedRowColumns(table)} from ${table.table}
     where ${sql.join(conditions, sql` and `)} order by ${order} limit ${sql.raw(String(limit))}`;
 }
 

@@ -79,12 +79,17 @@ export function sealedTables(dialect: Dialect): { values: SealedTable; writes: S
   };
 }
 
-/** The sealed rows of a thread (keys, place columns, type and bytes), read through `query`. */
-export function sealedRows(query: UnitRunner["query"], table: SealedTable, threadId: string): Promise<Row[]> {
+/** The select list of a sealed row: its keys and place columns by name, its `type` and its bytes as `data`. */
+export function sealedRowColumns(table: SealedTable): SQL {
   const columns = [...table.keys, ...table.extra].map(([name, column]) => as(column, name));
   columns.push(as(table.type, "type"), as(table.blob, "data"));
+  return sql.join(columns, sql`, `);
+}
+
+/** The sealed rows of a thread (keys, place columns, type and bytes), read through `query`. */
+export function sealedRows(query: UnitRunner["query"], table: SealedTable, threadId: string): Promise<Row[]> {
   return query(
-    sql`select ${sql.join(columns, sql`, `)} from ${table.table} where ${table.keys[0][1]} = ${threadId} and ${table.type} <> 'empty'`,
+    sql`select ${sealedRowColumns(table)} from ${table.table} where ${table.keys[0][1]} = ${threadId} and ${table.type} <> 'empty'`,
   );
 }
 
