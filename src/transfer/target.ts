@@ -6,7 +6,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { type Column, type SQL, sql, type Table } from "drizzle-orm";
 import type { Dialect, Precondition } from "../dialects/dialect.js";
 import { ThreadConflictError } from "../errors.js";
-import { copyRows } from "../savers/threads/copy-rows.js";
+import { copyRows, hasRows, threadHasRows } from "../savers/threads/copy-rows.js";
 import { claimThreadRow } from "../savers/threads/thread-lock.js";
 import { requireThreadId, STAGING_PREFIX } from "../savers/values/reserved.js";
 import { writeRowColumns } from "../savers/write/write-statements.js";
@@ -111,7 +111,7 @@ export class ThreadWriter {
    */
   private owned(exclusive = false, emptyThread?: string): Precondition {
     const w = this.dialect.columns.writes;
-    const empty = emptyThread === undefined ? sql`` : sql` and not (${this.hasRows(emptyThread)})`;
+    const empty = emptyThread === undefined ? sql`` : sql` and not (${hasRows(this.tables(), emptyThread)})`;
     return {
       rows: sql`select 1 from ${w.table} where ${w.threadId} = ${this.staging} and ${w.nsKey} = ${this.dialect.nsKey("")}
         and ${w.checkpointId} = ${OWNER} and ${w.taskId} = ${OWNER} and ${w.idx} = 0 and ${w.taskPath} = ${this.owner}${empty}`,
@@ -208,22 +208,9 @@ export class ThreadWriter {
     }
   }
 
-  /** Whether the thread has rows (the rule of {@link hasRows}, asked in one statement). */
-  private async exists(threadId: string): Promise<boolean> {
-    const [row] = await this.dialect.query(
-      sql`select case when ${this.hasRows(threadId)} then 1 else 0 end as ${sql.identifier("found")}`,
-    );
-    return Number(row?.found) === 1;
-  }
-
-  /** True when the thread has a row in one of the tables an import writes. */
-  private hasRows(threadId: string): SQL {
-    return sql.join(
-      this.tables().map(
-        ({ table, threadId: column }) => sql`exists (select 1 from ${table} where ${column} = ${threadId})`,
-      ),
-      sql` or `,
-    );
+  /** Whether the thread has a row in one of the tables an import writes. */
+  private exists(threadId: string): Promise<boolean> {
+    return threadHasRows((statement) => this.dialect.query(statement), this.tables(), threadId);
   }
 
   /**

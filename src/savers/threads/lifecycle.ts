@@ -11,7 +11,7 @@ import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.j
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
-import { copyRows } from "./copy-rows.js";
+import { copyRows, threadHasRows } from "./copy-rows.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
 import { ThreadSweeper } from "./sweep.js";
@@ -58,13 +58,8 @@ export class ThreadLifecycle {
     if (sourceThreadId === targetThreadId)
       throw new InvalidInputError("copyThread: source and target are the same thread");
     const tables = this.tables();
-    for (const { table, threadId } of tables) {
-      const rows = await this.dialect.query(
-        sql`select 1 as found from ${table} where ${threadId} = ${targetThreadId} limit 1`,
-      );
-      if (rows.length > 0) {
-        throw new InvalidInputError(`copyThread: target thread "${targetThreadId}" is not empty`);
-      }
+    if (await threadHasRows((statement) => this.dialect.query(statement), tables, targetThreadId)) {
+      throw new InvalidInputError(`copyThread: target thread "${targetThreadId}" is not empty`);
     }
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
     // insert ... select keeps blobs and writes as bytes, never decoding them. Holding the
