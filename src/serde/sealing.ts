@@ -277,7 +277,9 @@ export class Sealer {
         `${describe(where)} is sealed with key "${sealed.keyId}", which is not among the keys given`,
       );
     }
-    if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where, sealed.keyId);
+    // Not bytes (a NULL or a text put in the column by SQL) is a changed value too.
+    if (!(bytes instanceof Uint8Array) || bytes.length < NONCE_BYTES + TAG_BYTES)
+      throw this.tampered(where, sealed.keyId);
     const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     // The place as the associated data holds it: the memory compares it byte for byte.
     const aad = associatedData(sealed, place);

@@ -6,7 +6,7 @@
 import type { Row } from "../../dialects/dialect.js";
 import { DecryptionError } from "../../errors.js";
 import { isSealedType, type Place, type Sealer } from "../../serde/sealing.js";
-import { asBytes, type CheckpointKey } from "./values.js";
+import type { CheckpointKey } from "./values.js";
 
 /** A channel value's place: thread, namespace, channel, version, and its delta chain (so the chain cannot be swapped). */
 export function blobPlace(threadId: string, ns: string, channel: string, version: string, chain: string | null): Place {
@@ -53,7 +53,7 @@ export class ValueSealing {
       const at = checkpointId === undefined ? "" : `, checkpoint ${JSON.stringify(checkpointId)}`;
       return `the value of channel ${JSON.stringify(row.channel)} (version ${JSON.stringify(String(row.version))}) of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}${at}`;
     };
-    const [type, data] = (this.sealer as Sealer).open(String(row.type), asBytes(row.data), place, where);
+    const [type, data] = (this.sealer as Sealer).open(String(row.type), row.data as Uint8Array, place, where);
     return { ...row, type, data };
   }
 
@@ -64,7 +64,7 @@ export class ValueSealing {
     const place = writePlace(threadId, ns, checkpointId, row.task_id as string, Number(row.idx), row.channel as string);
     const where = () =>
       `the pending write of task ${JSON.stringify(row.task_id)} to channel ${JSON.stringify(row.channel)} of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}, checkpoint ${JSON.stringify(checkpointId)}`;
-    const [type, data] = (this.sealer as Sealer).open(String(row.type), asBytes(row.data), place, where);
+    const [type, data] = (this.sealer as Sealer).open(String(row.type), row.data as Uint8Array, place, where);
     return { ...row, type, data };
   }
 
