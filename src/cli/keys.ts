@@ -4,6 +4,7 @@
  * ("id:base64,id:base64") and LANGGRAPH_CHECKPOINT_ACTIVE_KEY.
  */
 import type { EncryptionOptions } from "../index.js";
+import { describeKeyId } from "../serde/sealing.js";
 import { UsageError } from "./errors.js";
 
 export const KEYS_ENV = "LANGGRAPH_CHECKPOINT_KEYS";
@@ -22,11 +23,14 @@ export function encryptionFromEnv(env: NodeJS.ProcessEnv = process.env): Encrypt
     // The key itself is never quoted in a message.
     if (colon <= 0) throw new UsageError(`${KEYS_ENV}: each entry must be "id:base64"`);
     const id = entry.slice(0, colon).trim();
-    if (Object.hasOwn(keys, id)) throw new UsageError(`${KEYS_ENV}: key id "${id}" appears twice`);
+    // An id is quoted only when short enough to be one: "base64:id" would put the key there.
+    if (Object.hasOwn(keys, id)) throw new UsageError(`${KEYS_ENV}: key id ${describeKeyId(id)} appears twice`);
     keys[id] = entry.slice(colon + 1).trim();
   }
   const ids = Object.keys(keys);
   const active = env[ACTIVE_KEY_ENV]?.trim() || (ids.length === 1 ? ids[0] : undefined);
-  if (!active) throw new UsageError(`${ACTIVE_KEY_ENV} must name the active key among ${ids.join(", ")}`);
+  if (!active) {
+    throw new UsageError(`${ACTIVE_KEY_ENV} must name the active key among ${ids.map(describeKeyId).join(", ")}`);
+  }
   return { keys, activeKeyId: active };
 }

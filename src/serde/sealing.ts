@@ -16,6 +16,8 @@ import { OpenedValues } from "./opened-values.js";
 
 /** The prefix of a sealed value's stored type; the version is part of it so a later format can coexist. */
 export const SEALED_TYPE_PREFIX = "enc1.";
+/** The longest key id: a sealed type must fit MySQL's 64-character type column. */
+const MAX_KEY_ID_LENGTH = 16;
 const KEY_ID = /^[A-Za-z0-9_-]{1,16}$/;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
@@ -160,6 +162,18 @@ function keyBytes(keyId: string, key: Uint8Array | string): Buffer {
   return bytes;
 }
 
+/**
+ * A key id as an error message may show it: quoted when it is short enough to be one,
+ * else only its length. An id that long is often a key given in the id's place ("base64:id"
+ * for "id:base64"), and keys never reach a message.
+ */
+export function describeKeyId(keyId: unknown): string {
+  const text = String(keyId);
+  return text.length <= MAX_KEY_ID_LENGTH
+    ? JSON.stringify(text)
+    : `of ${text.length} characters (not shown: it may be a key)`;
+}
+
 function describe(where: string | (() => string)): string {
   return typeof where === "string" ? where : where();
 }
@@ -180,12 +194,16 @@ export class Sealer {
     }
     for (const [keyId, key] of Object.entries(options.keys)) {
       if (!KEY_ID.test(keyId)) {
-        throw new InvalidInputError(`encryption: key id "${keyId}" must be 1 to 16 of A-Z, a-z, 0-9, "_" and "-"`);
+        throw new InvalidInputError(
+          `encryption: key id ${describeKeyId(keyId)} must be 1 to 16 of A-Z, a-z, 0-9, "_" and "-"`,
+        );
       }
       this.keys.set(keyId, createSecretKey(keyBytes(keyId, key)));
     }
     if (!this.keys.has(options.activeKeyId)) {
-      throw new InvalidInputError(`encryption: activeKeyId "${String(options.activeKeyId)}" is not among the keys`);
+      throw new InvalidInputError(
+        `encryption: activeKeyId ${describeKeyId(options.activeKeyId)} is not among the keys`,
+      );
     }
     this.activeKeyId = options.activeKeyId;
     this.activeKey = this.keys.get(options.activeKeyId) as KeyObject;
@@ -259,7 +277,9 @@ export class Sealer {
         `${describe(where)} is sealed with key "${sealed.keyId}", which is not among the keys given`,
       );
     }
-    if (bytes.length < NONCE_BYTES + TAG_BYTES) throw this.tampered(where, sealed.keyId);
+    // Not bytes (a NULL or a text put in the column by SQL) is a changed value too.
+    if (!(bytes instanceof Uint8Array) || bytes.length < NONCE_BYTES + TAG_BYTES)
+      throw this.tampered(where, sealed.keyId);
     const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     // The place as the associated data holds it: the memory compares it byte for byte.
     const aad = associatedData(sealed, place);

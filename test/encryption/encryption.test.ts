@@ -272,6 +272,20 @@ describe.each(DIALECTS)("encryption at rest on %s", (dialect: DialectName) => {
     expect(String(error)).toContain(`checkpoint "${configs[0].configurable?.checkpoint_id}"`);
   });
 
+  it("a sealed row whose bytes were set to NULL fails with DecryptionError naming the thread and checkpoint", async () => {
+    const { configs } = await grow(saver, "nulled", "NULLED", 1);
+    const checkpoint = `checkpoint "${configs[0].configurable?.checkpoint_id}"`;
+    await raw.query(`update ${writes(raw)} set ${raw.id("blob")} = null where thread_id = ?`, ["nulled"]);
+    const write = await saver.getTuple(configs[0]).catch((e: unknown) => e);
+    expect(write).toBeInstanceOf(DecryptionError);
+    expect(String(write)).toMatch(new RegExp(`pending write .*thread "nulled".*${checkpoint}`));
+    const row = await blobRow("nulled", "note");
+    await setBlob("nulled", "note", row.version, row.type, null);
+    const value = await saver.getTuple({ configurable: { thread_id: "nulled" } }).catch((e: unknown) => e);
+    expect(value).toBeInstanceOf(DecryptionError);
+    expect(String(value)).toMatch(new RegExp(`channel "note".*thread "nulled".*${checkpoint}`));
+  });
+
   it("a plaintext row is refused, and read with allowPlaintext; a saver without keys refuses sealed rows", async () => {
     const plain = await DrizzleSaver.fromUrl(url);
     const migrating = await DrizzleSaver.fromUrl(url, { encryption: { ...ONLY_K1, allowPlaintext: true } });

@@ -85,9 +85,11 @@ export class DeltaChannelWalk {
         key: writesSortKey((row.task_path as string) ?? "", row.task_id as string, Number(row.idx)),
       }))
       .sort((x, y) => y.depth - x.depth || compareWritesSortKeys(x.key, y.key));
-    for (const { row: sealed } of writes) {
-      const key = { threadId, ns, checkpointId: sealed.checkpoint_id as string };
-      const row = this.sealing.openWrite({ ...sealed, data: sealed.blob }, key);
+    const opened = this.sealing.openWrites(
+      writes.map(({ row }) => ({ ...row, data: row.blob })),
+      (row) => ({ threadId, ns, checkpointId: row.checkpoint_id as string }),
+    );
+    for (const row of opened) {
       const value = await this.serde.loadsTyped(row.type as string, asBytes(row.data));
       const write: CheckpointPendingWrite = [row.task_id as string, row.channel as string, value];
       result[row.channel as string].writes.push(write);

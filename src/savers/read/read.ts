@@ -42,6 +42,8 @@ interface PageCondition {
    * the whole thread to find its newest checkpoint.
    */
   oneThreadAndNamespace?: boolean;
+  /** The namespace the conditions ask for, if one: every row read must name it. */
+  ns?: string;
 }
 
 /** Page size when `list` streams a long history. */
@@ -93,7 +95,7 @@ export class CheckpointReader {
     };
     // What getTuple returns is what the next put most likely extends (deltas.ts).
     const { tuples } = await this.loadPage(
-      { where, values, key, oneThreadAndNamespace: true },
+      { where, values, key, oneThreadAndNamespace: true, ns },
       1,
       (place, version, read) =>
         this.deltas.remember(place.key, place.channel as string, version, read.value, read.lineage),
@@ -109,7 +111,7 @@ export class CheckpointReader {
   private listConditions(
     config: RunnableConfig,
     options: CheckpointListOptions,
-  ): { conditions: SQL[]; values: Values; shape: string | undefined } {
+  ): { conditions: SQL[]; values: Values; shape: string | undefined; ns: string | undefined } {
     const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
     const c = this.dialect.columns.checkpoints;
     const conditions: SQL[] = [];
@@ -143,12 +145,12 @@ export class CheckpointReader {
     }
     // Values inline (metadataMatches) make the statement one-off; otherwise it is a template.
     const shape = entries.length > 0 && !metadataFilterTemplate ? undefined : `list.${Object.keys(values).join(",")}`;
-    return { conditions, values, shape };
+    return { conditions, values, shape, ns };
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
     const c = this.dialect.columns.checkpoints;
-    const { conditions, values, shape } = this.listConditions(config, options);
+    const { conditions, values, shape, ns } = this.listConditions(config, options);
     const { limit } = options;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
       throw new InvalidInputError(`limit must be a non-negative integer, got ${limit}`);
@@ -170,7 +172,7 @@ export class CheckpointReader {
       const size = Math.min(remaining, LIST_PAGE_SIZE);
       const where = () => (page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`);
       const key = shape && `${shape}${cursor ? ".cursor" : ""}`;
-      const { tuples, last } = await this.loadPage({ where, values, key }, size);
+      const { tuples, last } = await this.loadPage({ where, values, key, ns }, size);
       for (const tuple of tuples) yield tuple;
       if (tuples.length < size) return;
       remaining -= tuples.length;
@@ -184,7 +186,7 @@ export class CheckpointReader {
    * the page share it) and their pending writes.
    */
   private async loadPage(
-    { where, values, key, oneThreadAndNamespace }: PageCondition,
+    { where, values, key, oneThreadAndNamespace, ns }: PageCondition,
     limit: number,
     onValue?: OnValue,
   ): Promise<{ tuples: CheckpointTuple[]; last?: CheckpointKey }> {
@@ -196,7 +198,7 @@ export class CheckpointReader {
       : await queryPageByKeys(this.dialect, this.templates, this.templates.statement(pageKey, page, values));
     const { checkpointRows, blobs, writes } = groupPageRows(rows);
     await this.assembler.addBases(blobs);
-    const tuples = await Promise.all(checkpointRows.map((row) => this.toTuple(row, blobs, writes, onValue)));
+    const tuples = await Promise.all(checkpointRows.map((row) => this.toTuple(row, blobs, writes, ns, onValue)));
     const lastRow = checkpointRows[checkpointRows.length - 1];
     return { tuples, last: lastRow ? rowKey(lastRow) : undefined };
   }
@@ -206,9 +208,11 @@ export class CheckpointReader {
     row: Row,
     blobs: Map<string, Row>,
     writes: Map<string, Row[]>,
+    ns: string | undefined,
     onValue?: OnValue,
   ): Promise<CheckpointTuple> {
     const key = rowKey(row);
+    this.sealing.requireNamespace(key, ns);
     const stored = (await decodeStored(this.serde, row.type, row.data, { key })) as Checkpoint;
     const channelValues: Record<string, unknown> = {};
     for (const [channel, version] of Object.entries(stored.channel_versions ?? {})) {
@@ -237,7 +241,10 @@ export class CheckpointReader {
       .map((row) => ({ row, sortKey: writesSortKey(row.task_path as string, row.task_id as string, Number(row.idx)) }))
       .sort((x, y) => compareWritesSortKeys(x.sortKey, y.sortKey));
     // Every write opened before any is decoded: a read that meets a bad one returns nothing.
-    const opened = sorted.map(({ row }) => this.sealing.openWrite(row, key));
+    const opened = this.sealing.openWrites(
+      sorted.map(({ row }) => row),
+      () => key,
+    );
     return Promise.all(
       opened.map(
         async (row): Promise<CheckpointPendingWrite> => [

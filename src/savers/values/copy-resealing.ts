@@ -49,7 +49,7 @@ export async function copiedResealing(
 function resealedFrom(table: SealedTable, row: Row, sealer: Sealer, source: string): Statement {
   const [type, plain] = sealer.open(
     String(row.type),
-    asBytes(row.data),
+    row.data as Uint8Array,
     table.place({ ...row, thread_id: source }),
     table.where(row),
   );
@@ -118,7 +118,7 @@ async function copyResealing(dialect: Dialect, sealer: Sealer, source: string, t
   const resealed = new Map<string, Uint8Array>();
   for (const table of Object.values(sealedTables(dialect))) {
     for (const row of await sealedRows((statement) => dialect.query(statement), table, source)) {
-      const [type, plain] = sealer.open(String(row.type), asBytes(row.data), table.place(row), table.where(row));
+      const [type, plain] = sealer.open(String(row.type), row.data as Uint8Array, table.place(row), table.where(row));
       const [sealedType, sealed] = sealer.seal(type, plain, table.place({ ...row, thread_id: target }));
       statements.push(resealStatement(table, { ...row, thread_id: target }, sealedType, sealed));
       resealed.set(rowKey(table, row, target), sealed);

@@ -76,8 +76,9 @@ export async function rekey(
       const byThread = new Map<string, Statement[]>();
       for (const row of rows) {
         const place = table.place(row);
-        const [type, plain] = sealer.open(String(row.type), asBytes(row.data), place, table.where(row), true);
-        const [sealedType, sealed] = sealer.seal(type, plain, place);
+        // The Sealer names a sealed row whose column holds no bytes; a plaintext one fails in asBytes.
+        const [type, plain] = sealer.open(String(row.type), row.data as Uint8Array, place, table.where(row), true);
+        const [sealedType, sealed] = sealer.seal(type, asBytes(plain), place);
         const threadId = row.thread_id as string;
         const statements = byThread.get(threadId) ?? [];
         statements.push(resealStatement(table, row, sealedType, sealed));

@@ -6,7 +6,7 @@
 import type { Row } from "../../dialects/dialect.js";
 import { DecryptionError } from "../../errors.js";
 import { isSealedType, type Place, type Sealer } from "../../serde/sealing.js";
-import { asBytes } from "./values.js";
+import type { CheckpointKey } from "./values.js";
 
 /** A channel value's place: thread, namespace, channel, version, and its delta chain (so the chain cannot be swapped). */
 export function blobPlace(threadId: string, ns: string, channel: string, version: string, chain: string | null): Place {
@@ -53,7 +53,7 @@ export class ValueSealing {
       const at = checkpointId === undefined ? "" : `, checkpoint ${JSON.stringify(checkpointId)}`;
       return `the value of channel ${JSON.stringify(row.channel)} (version ${JSON.stringify(String(row.version))}) of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}${at}`;
     };
-    const [type, data] = (this.sealer as Sealer).open(String(row.type), asBytes(row.data), place, where);
+    const [type, data] = (this.sealer as Sealer).open(String(row.type), row.data as Uint8Array, place, where);
     return { ...row, type, data };
   }
 
@@ -64,8 +64,42 @@ export class ValueSealing {
     const place = writePlace(threadId, ns, checkpointId, row.task_id as string, Number(row.idx), row.channel as string);
     const where = () =>
       `the pending write of task ${JSON.stringify(row.task_id)} to channel ${JSON.stringify(row.channel)} of thread ${JSON.stringify(threadId)}, namespace ${JSON.stringify(ns)}, checkpoint ${JSON.stringify(checkpointId)}`;
-    const [type, data] = (this.sealer as Sealer).open(String(row.type), asBytes(row.data), place, where);
+    const [type, data] = (this.sealer as Sealer).open(String(row.type), row.data as Uint8Array, place, where);
     return { ...row, type, data };
+  }
+
+  /**
+   * With encryption on, a checkpoint row read for namespace `asked` must name that
+   * namespace. MySQL keys a hash of it: a checkpoint row moved to another namespace by
+   * changing only its hash would bring the values of its own namespace, which open there.
+   */
+  requireNamespace(key: CheckpointKey, asked: string | undefined): void {
+    if (!this.sealer || asked === undefined || key.ns === asked) return;
+    throw new DecryptionError(
+      `checkpoint ${JSON.stringify(key.checkpointId)} of thread ${JSON.stringify(key.threadId)} was read for namespace ${JSON.stringify(asked)} but names namespace ${JSON.stringify(key.ns)}: it was moved there by SQL; refusing it`,
+    );
+  }
+
+  /**
+   * Pending write rows opened (see openWrite; `keyOf` gives each row's checkpoint), refusing
+   * two at the same place: a place holds one write, so another is a copy. MySQL keys a hash
+   * of the task id: a write copied under another task's hash keeps its own task id and opens.
+   */
+  openWrites(rows: Row[], keyOf: (row: Row) => CheckpointKey): Row[] {
+    const seen = new Set<string>();
+    return rows.map((row) => {
+      const key = keyOf(row);
+      const opened = this.openWrite(row, key);
+      if (!this.sealer) return opened;
+      const place = JSON.stringify([key.checkpointId, row.task_id, Number(row.idx)]);
+      if (seen.has(place)) {
+        throw new DecryptionError(
+          `the pending write ${Number(row.idx)} of task ${JSON.stringify(row.task_id)} of thread ${JSON.stringify(key.threadId)}, namespace ${JSON.stringify(key.ns)}, checkpoint ${JSON.stringify(key.checkpointId)} is stored twice: one is a copy made by SQL; refusing them`,
+        );
+      }
+      seen.add(place);
+      return opened;
+    });
   }
 
   /** With encryption on, every row; without it, a sealed row is an error, not bytes handed to the serializer. */
