@@ -6,6 +6,7 @@
  */
 import { InvalidInputError } from "../errors.js";
 import { parseStoredChain } from "../savers/values/deltas.js";
+import { checkJsonDepth, MAX_NESTING_DEPTH } from "../serde/bounds.js";
 import type { RecordCounts, TransferRecord } from "./records.js";
 
 export const FORMAT_NAME = "langgraph-checkpoint-drizzle/transfer";
@@ -163,6 +164,14 @@ class Fields {
 
 /** One line of a transfer file; `line` is its 1-based number, for messages. */
 export function parseLine(text: string, line: number): FileLine {
+  // Before JSON.parse: a line of deeply nested brackets within the length bound would
+  // make it build tens of bytes of objects per byte (gigabytes, a fatal out-of-memory).
+  // No line we write is deeper than its metadata, itself at most MAX_NESTING_DEPTH deep.
+  try {
+    checkJsonDepth(text, MAX_NESTING_DEPTH + 1);
+  } catch (error) {
+    throw new InvalidInputError(`line ${line}: ${error instanceof Error ? error.message : String(error)}`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
