@@ -1,12 +1,14 @@
 /**
  * Files an import should refuse without hanging or crashing: a device with no newline
- * (/dev/zero), a line of deeply nested brackets well within the line bound.
+ * (/dev/zero), a line of deeply nested brackets well within the line bound. And what
+ * an export leaves when it does not finish: nothing at its path, and a file it was to
+ * replace (--force) as it was.
  */
-import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { InvalidInputError, importThreads } from "../../src/index.js";
+import { exportThreads, InvalidInputError, importThreads } from "../../src/index.js";
 import { freshTargets, runCli, threadIds, writeSyntheticFile } from "./support.js";
 
 const dir = mkdtempSync(join(tmpdir(), "lgcd-hostile-"));
@@ -42,5 +44,65 @@ describe("a line nested deeply", () => {
     expect(cli.stdout).toContain(`failed: thread "deep-1": line ${bad + 1}: value nested deeper than 1001 levels`);
     expect(cli.stderr).toBe("error: 1 thread failed\n");
     expect(await threadIds(saver)).toEqual(["deep-0", "deep-2"]);
+  });
+});
+
+describe("an export that does not finish", () => {
+  const leftovers = (folder: string) => readdirSync(folder).filter((name) => name.endsWith(".tmp"));
+
+  it("leaves no file when its source fails, and keeps the file --force was to replace", async () => {
+    const whole = path("whole.jsonl");
+    await writeSyntheticFile(whole, { threads: 3, checkpoints: 3, prefix: "cut" });
+    const text = readFileSync(whole, "utf8");
+    // A transfer file is a source too: this one ends without its footer, so the export fails.
+    const cut = path("cut.jsonl");
+    writeFileSync(cut, text.slice(0, text.lastIndexOf('{"kind":"footer"')));
+    const out = mkdtempSync(join(dir, "out-"));
+
+    await expect(exportThreads({ file: cut }, join(out, "new.jsonl"), { overwrite: false })).rejects.toThrow(
+      /ends without its footer/,
+    );
+    expect(existsSync(join(out, "new.jsonl"))).toBe(false);
+
+    writeFileSync(join(out, "old.jsonl"), "precious", { mode: 0o640 });
+    await expect(exportThreads({ file: cut }, join(out, "old.jsonl"), { overwrite: true })).rejects.toThrow(
+      /ends without its footer/,
+    );
+    expect(readFileSync(join(out, "old.jsonl"), "utf8")).toBe("precious");
+    expect(leftovers(out)).toEqual([]);
+
+    // Finished, it replaces the file, keeping its mode; a new file is 0600.
+    await exportThreads({ file: whole }, join(out, "old.jsonl"), { overwrite: true });
+    expect(readFileSync(join(out, "old.jsonl"), "utf8")).toBe(text);
+    expect(statSync(join(out, "old.jsonl")).mode & 0o777).toBe(0o640);
+    await exportThreads({ file: whole }, join(out, "new.jsonl"), { overwrite: false });
+    expect(statSync(join(out, "new.jsonl")).mode & 0o777).toBe(0o600);
+    expect(leftovers(out)).toEqual([]);
+  });
+
+  it("interrupted (SIGINT) on the command line: no file, or the replaced one as it was", {
+    timeout: 180_000,
+  }, async () => {
+    const file = path("many.jsonl");
+    await writeSyntheticFile(file, { threads: 4, checkpoints: 1500, prefix: "many", payload: 2000 });
+    const { url } = await target("sqlite");
+    expect(await importThreads(url, { file })).toMatchObject({ imported: 4, failed: [] });
+
+    for (const force of [false, true]) {
+      const out = mkdtempSync(join(dir, "interrupted-"));
+      const to = join(out, "threads.jsonl");
+      if (force) writeFileSync(to, "precious");
+      const run = runCli(["export", "--url", url, "--out", to, ...(force ? ["--force"] : [])]);
+      // Once the export has written something (at its path or beside it), interrupt it.
+      const started = Date.now();
+      const written = () =>
+        readdirSync(out).some((name) => statSync(join(out, name)).size > (name === "threads.jsonl" && force ? 8 : 0));
+      while (!written() && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 10));
+      run.child.kill("SIGINT");
+      const result = await run;
+      expect(result.code, result.stderr).toBe(130);
+      expect(readdirSync(out)).toEqual(force ? ["threads.jsonl"] : []);
+      if (force) expect(readFileSync(to, "utf8")).toBe("precious");
+    }
   });
 });
