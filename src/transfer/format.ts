@@ -97,6 +97,9 @@ export function recordLine(record: TransferRecord): string {
   }
 }
 
+/** A date and time as toISOString writes it (a zone offset accepted too). */
+const ISO_INSTANT = /^(?:[+-]\d{6}|\d{4})-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:\d\d)$/;
+
 /** Reads the fields of one line, each with a check that names the line and the field. */
 class Fields {
   constructor(
@@ -146,7 +149,9 @@ class Fields {
 
   instant(name: string): number {
     const text = this.string(name);
-    const ms = Date.parse(text);
+    // ISO 8601 only: Date.parse also takes "1" (2001-01-01), "0" or "Tue Mar 1 2022",
+    // which would be stored as times nobody wrote.
+    const ms = ISO_INSTANT.test(text) ? Date.parse(text) : Number.NaN;
     if (Number.isNaN(ms)) this.fail(`"${name}" is not a date: ${JSON.stringify(text)}`);
     return ms;
   }

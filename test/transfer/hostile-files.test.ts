@@ -1,6 +1,7 @@
 /**
  * Files an import should refuse without hanging or crashing: a device with no newline
- * (/dev/zero), a line of deeply nested brackets well within the line bound. And what
+ * (/dev/zero), a line of deeply nested brackets well within the line bound, a time that
+ * is not ISO 8601. And what
  * an export leaves when it does not finish: nothing at its path, and a file it was to
  * replace (--force) as it was.
  */
@@ -44,6 +45,22 @@ describe("a line nested deeply", () => {
     expect(cli.stdout).toContain(`failed: thread "deep-1": line ${bad + 1}: value nested deeper than 1001 levels`);
     expect(cli.stderr).toBe("error: 1 thread failed\n");
     expect(await threadIds(saver)).toEqual(["deep-0", "deep-2"]);
+  });
+});
+
+describe("a time that is not ISO 8601", () => {
+  it('fails its thread, where Date.parse would have made 2001-01-01 of "1"', async () => {
+    const file = path("times.jsonl");
+    await writeSyntheticFile(file, { threads: 3, checkpoints: 2, prefix: "time" });
+    const lines = readFileSync(file, "utf8").split("\n");
+    const bad = lines.findIndex((line) => line.includes('"thread_id":"time-1"')) + 2;
+    expect(lines[bad]).toContain('"kind":"checkpoint"');
+    lines[bad] = lines[bad].replace(/"created_at":"[^"]*"/, '"created_at":"1"');
+    writeFileSync(file, lines.join("\n"));
+    const { saver, url } = await target("sqlite");
+    const summary = await importThreads(url, { file });
+    expect(summary.failed).toEqual([{ threadId: "time-1", error: `line ${bad + 1}: "created_at" is not a date: "1"` }]);
+    expect(await threadIds(saver)).toEqual(["time-0", "time-2"]);
   });
 });
 
