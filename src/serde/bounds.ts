@@ -12,7 +12,7 @@ import { SerializationError } from "../errors.js";
  */
 export const MAX_NESTING_DEPTH = 1000;
 
-const tooDeep = () => new SerializationError(`value nested deeper than ${MAX_NESTING_DEPTH} levels`);
+const tooDeep = (most = MAX_NESTING_DEPTH) => new SerializationError(`value nested deeper than ${most} levels`);
 
 /** Byte length of a big-endian unsigned integer of `size` bytes at `pos`, or a truncation error. */
 function readLength(bytes: Uint8Array, pos: number, size: number): number {
@@ -151,8 +151,8 @@ function checkDocument(bytes: Uint8Array, nested: ReadonlySet<number>, baseDepth
   }
 }
 
-/** Refuses JSON text nested deeper than {@link MAX_NESTING_DEPTH}, before it is parsed. */
-export function checkJsonDepth(text: string): void {
+/** Refuses JSON text nested deeper than `most` levels ({@link MAX_NESTING_DEPTH}), before it is parsed. */
+export function checkJsonDepth(text: string, most = MAX_NESTING_DEPTH): void {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -163,7 +163,7 @@ export function checkJsonDepth(text: string): void {
       else if (char === 0x22) inString = false;
     } else if (char === 0x22) inString = true;
     else if (char === 0x5b || char === 0x7b) {
-      if (++depth > MAX_NESTING_DEPTH) throw tooDeep();
+      if (++depth > most) throw tooDeep(most);
     } else if (char === 0x5d || char === 0x7d) depth--;
   }
 }

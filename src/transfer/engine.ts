@@ -11,7 +11,7 @@ import { connect } from "../wiring/connect.js";
 import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../wiring/registry.js";
 import { ThreadChecker } from "./check.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
-import { openExportFile } from "./out-file.js";
+import { type ExportFile, openExportFile } from "./out-file.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
 import { RecordSealing } from "./sealing.js";
 import { type FileReadOptions, FileSource } from "./sources/file.js";
@@ -221,21 +221,28 @@ export async function exportThreads(
 ): Promise<ExportSummary> {
   const { source, owned } = await openSource(from);
   // The file once the source is open: a source that cannot be opened leaves no file behind.
-  let stream: Writable;
+  let file: ExportFile | undefined;
   try {
-    stream = typeof to === "string" ? openExportFile(to, { overwrite: options.overwrite ?? true }) : to;
+    file = typeof to === "string" ? openExportFile(to, { overwrite: options.overwrite ?? true }) : undefined;
   } catch (error) {
     if (owned) await source.close().catch(() => {});
     throw error;
   }
+  const stream = file?.stream ?? (to as Writable);
   const failure = new Promise<never>((_, reject) => stream.once("error", reject));
   failure.catch(() => {});
+  let summary: ExportSummary;
   try {
-    return await Promise.race([writeFile(source, lineWriter(stream), options), failure]);
+    summary = await Promise.race([writeFile(source, lineWriter(stream), options), failure]);
+  } catch (error) {
+    // A file cut short is not left behind, nor put in place of the one it was to replace.
+    await file?.discard();
+    throw error;
   } finally {
     if (owned) await source.close().catch(() => {});
-    if (typeof to === "string") await new Promise<void>((resolve) => stream.end(resolve));
   }
+  await file?.commit();
+  return summary;
 }
 
 async function writeFile(

@@ -6,6 +6,7 @@
  */
 import { InvalidInputError } from "../errors.js";
 import { parseStoredChain } from "../savers/values/deltas.js";
+import { checkJsonDepth, MAX_NESTING_DEPTH } from "../serde/bounds.js";
 import type { RecordCounts, TransferRecord } from "./records.js";
 
 export const FORMAT_NAME = "langgraph-checkpoint-drizzle/transfer";
@@ -96,6 +97,9 @@ export function recordLine(record: TransferRecord): string {
   }
 }
 
+/** A date and time as toISOString writes it (a zone offset accepted too). */
+const ISO_INSTANT = /^(?:[+-]\d{6}|\d{4})-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:\d\d)$/;
+
 /** Reads the fields of one line, each with a check that names the line and the field. */
 class Fields {
   constructor(
@@ -145,7 +149,9 @@ class Fields {
 
   instant(name: string): number {
     const text = this.string(name);
-    const ms = Date.parse(text);
+    // ISO 8601 only: Date.parse also takes "1" (2001-01-01), "0" or "Tue Mar 1 2022",
+    // which would be stored as times nobody wrote.
+    const ms = ISO_INSTANT.test(text) ? Date.parse(text) : Number.NaN;
     if (Number.isNaN(ms)) this.fail(`"${name}" is not a date: ${JSON.stringify(text)}`);
     return ms;
   }
@@ -163,6 +169,14 @@ class Fields {
 
 /** One line of a transfer file; `line` is its 1-based number, for messages. */
 export function parseLine(text: string, line: number): FileLine {
+  // Before JSON.parse: a line of deeply nested brackets within the length bound would
+  // make it build tens of bytes of objects per byte (gigabytes, a fatal out-of-memory).
+  // No line we write is deeper than its metadata, itself at most MAX_NESTING_DEPTH deep.
+  try {
+    checkJsonDepth(text, MAX_NESTING_DEPTH + 1);
+  } catch (error) {
+    throw new InvalidInputError(`line ${line}: ${error instanceof Error ? error.message : String(error)}`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

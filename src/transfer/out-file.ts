@@ -3,8 +3,28 @@
  * readable by its owner only (0600), never written through a symbolic link (a link
  * planted at the path would make the export overwrite whatever it points to), and an
  * existing file is replaced only when the caller says so.
+ *
+ * The export is written under a temporary name beside the path and moved there only
+ * once it is whole: an export that fails or is interrupted leaves no partial file, and
+ * a file it was to replace stays as it was.
  */
-import { constants, createWriteStream, lstatSync, openSync, type WriteStream } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  createWriteStream,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+  type WriteStream,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { InvalidInputError } from "../errors.js";
 
 export interface ExportFileOptions {
@@ -12,37 +32,158 @@ export interface ExportFileOptions {
   overwrite: boolean;
 }
 
+/** The stream an export writes, and how it ends: moved into place, or removed. */
+export interface ExportFile {
+  stream: WriteStream;
+  /** Moves the whole file to its path (after the last write). */
+  commit(): Promise<void>;
+  /** Removes what was written; the path stays as it was. */
+  discard(): Promise<void>;
+}
+
 /** Where the platform has no O_NOFOLLOW (Windows), the lstat check below stands alone. */
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-function isSymlink(path: string): boolean {
+/** Temporary files being written: removed if the process exits first (the CLI exits so on SIGINT). */
+const unfinished = new Set<string>();
+let cleanupInstalled = false;
+
+function removeUnfinished(): void {
+  for (const path of unfinished) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  }
+  unfinished.clear();
+}
+
+function statOrUndefined(path: string): Stats | undefined {
   try {
-    return lstatSync(path).isSymbolicLink();
+    return lstatSync(path);
   } catch {
-    return false; // nothing there yet
+    return undefined; // nothing there yet
   }
 }
 
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /** Opens `path` for writing an export, with the checks above; errors are InvalidInputErrors saying why. */
-export function openExportFile(path: string, options: ExportFileOptions): WriteStream {
+export function openExportFile(path: string, options: ExportFileOptions): ExportFile {
   const link = () => new InvalidInputError(`"${path}" is a symbolic link: an export is never written through one`);
-  if (isSymlink(path)) throw link();
-  // O_EXCL refuses any existing path, a link included; O_NOFOLLOW refuses a link made since the check.
-  const flags =
-    constants.O_WRONLY | constants.O_CREAT | NOFOLLOW | (options.overwrite ? constants.O_TRUNC : constants.O_EXCL);
+  const exists = () =>
+    new InvalidInputError(
+      `"${path}" already exists: it is not overwritten unless asked (--force on the command line, overwrite: true in code)`,
+    );
+  const cannot = (error: unknown) =>
+    new InvalidInputError(`cannot create "${path}": ${reasonOf(error)}`, { cause: error });
+  const existing = statOrUndefined(path);
+  if (existing?.isSymbolicLink()) throw link();
+  if (existing && !options.overwrite) throw exists();
+  if (existing && !existing.isFile()) return inPlace(path, link, cannot);
+
+  // Random, created exclusively and never through a link: a name planted in advance is refused, not followed.
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString("hex")}.tmp`);
   let fd: number;
   try {
-    fd = openSync(path, flags, 0o600);
+    fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") throw link();
-    if (code === "EEXIST") {
-      throw new InvalidInputError(
-        `"${path}" already exists: it is not overwritten unless asked (--force on the command line, overwrite: true in code)`,
-      );
-    }
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new InvalidInputError(`cannot create "${path}": ${reason}`, { cause: error });
+    throw cannot(error);
   }
-  return createWriteStream(path, { fd });
+  if (!cleanupInstalled) {
+    process.on("exit", removeUnfinished);
+    cleanupInstalled = true;
+  }
+  unfinished.add(temp);
+  if (existing) {
+    // --force keeps the replaced file's permissions (and its owner, where this user may set it).
+    try {
+      fchmodSync(fd, existing.mode & 0o7777);
+      fchownSync(fd, existing.uid, existing.gid);
+    } catch {
+      // another user's file: it becomes this user's, mode kept
+    }
+  }
+  const stream = createWriteStream(temp, { fd, autoClose: false });
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    closeSync(fd);
+  };
+  const remove = () => {
+    unfinished.delete(temp);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // already gone
+    }
+  };
+  return {
+    stream,
+    async commit() {
+      try {
+        await new Promise<void>((resolve, reject) => {
+          stream.once("error", reject);
+          stream.once("finish", resolve);
+          stream.end();
+        });
+        fsyncSync(fd);
+        close();
+        if (options.overwrite) renameSync(temp, path);
+        else place(temp, path, exists);
+      } catch (error) {
+        try {
+          close();
+        } catch {}
+        remove();
+        throw error instanceof InvalidInputError ? error : cannot(error);
+      }
+      unfinished.delete(temp);
+    },
+    async discard() {
+      // The descriptor is closed only once the stream is done with it: a write still in
+      // flight would otherwise land in whatever file reuses the number.
+      await new Promise<void>((resolve) => {
+        if (stream.closed) resolve();
+        else {
+          stream.once("close", () => resolve());
+          stream.destroy();
+        }
+      });
+      try {
+        close();
+      } catch {}
+      remove();
+    },
+  };
+}
+
+/** Puts the finished file at `path` unless something is there by now: a hard link never replaces one. */
+function place(temp: string, path: string, exists: () => Error): void {
+  try {
+    linkSync(temp, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") throw exists();
+    // A file system without hard links: the check just made stands alone.
+    if (statOrUndefined(path)) throw exists();
+    renameSync(temp, path);
+    return;
+  }
+  unlinkSync(temp);
+}
+
+/** A device or a FIFO given with --force (/dev/null, a named pipe): there is no file to replace, it is written as it is. */
+function inPlace(path: string, link: () => Error, cannot: (error: unknown) => Error): ExportFile {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_WRONLY | NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") throw link();
+    throw cannot(error);
+  }
+  const stream = createWriteStream(path, { fd });
+  const end = () => new Promise<void>((resolve) => stream.end(resolve));
+  return { stream, commit: end, discard: end };
 }

@@ -18,6 +18,9 @@ export interface FileReadOptions {
   maxLineBytes?: number;
 }
 
+/** The longest first line read before the file is refused as not a transfer file. */
+const HEADER_MAX_BYTES = 64 * 1024;
+
 /**
  * A transfer file as a source. Threads are yielded as they come; an error inside a
  * thread (a malformed line, counts that do not match its `end` line, the file ending
@@ -53,15 +56,17 @@ export class FileSource implements TransferSource {
     if (this.input !== process.stdin) this.input.destroy();
   }
 
-  private async nextLine(): Promise<FileLine | undefined> {
-    const text = await this.reader.next();
+  private async nextLine(failAt?: number): Promise<FileLine | undefined> {
+    const text = await this.reader.next(failAt);
     return text === undefined ? undefined : parseLine(text, this.reader.number);
   }
 
   async *threads(): AsyncGenerator<ThreadStream> {
     let header: FileLine | undefined;
     try {
-      header = await this.nextLine();
+      // The header is a short line: anything much longer (a device such as /dev/zero, a
+      // binary file without newlines) is no transfer file, said without reading it all.
+      header = await this.nextLine(HEADER_MAX_BYTES);
     } catch (error) {
       // A line that does not parse is reported by checkHeader as "not a transfer file".
       if (error instanceof FileReadError) throw error;

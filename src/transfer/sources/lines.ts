@@ -49,10 +49,14 @@ export class LineReader {
     this.chunks = input[Symbol.asyncIterator]();
   }
 
-  /** The next line that is not blank (without its `\n` or `\r\n`), or undefined at the end. */
-  async next(): Promise<string | undefined> {
+  /**
+   * The next line that is not blank (without its `\n` or `\r\n`), or undefined at the end.
+   * With `failAt`, a line longer than that is refused as soon as it gets there, unread
+   * to its end: a stream without newlines (`/dev/zero`) would otherwise be read forever.
+   */
+  async next(failAt?: number): Promise<string | undefined> {
     for (;;) {
-      const line = await this.readLine();
+      const line = await this.readLine(failAt);
       if (line === undefined) return undefined;
       if (line.trim().length > 0) return line;
     }
@@ -80,7 +84,7 @@ export class LineReader {
     return this.pos < this.chunk.length;
   }
 
-  private async readLine(): Promise<string | undefined> {
+  private async readLine(failAt = Number.POSITIVE_INFINITY): Promise<string | undefined> {
     const decoder = new StringDecoder("utf8");
     let text = "";
     let bytes = 0;
@@ -94,6 +98,10 @@ export class LineReader {
       const newline = this.chunk.indexOf(NEWLINE, this.pos);
       const end = newline === -1 ? this.chunk.length : newline;
       bytes += end - this.pos;
+      if (bytes > failAt) {
+        this.number++;
+        throw new LineTooLongError(`line ${this.number}: longer than ${failAt} bytes`);
+      }
       // Past the bound the rest of the line streams by unread; only its length is counted.
       if (bytes <= this.maxBytes) text += decoder.write(this.chunk.subarray(this.pos, end));
       else text = "";
