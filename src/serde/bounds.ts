@@ -151,9 +151,17 @@ function checkDocument(bytes: Uint8Array, nested: ReadonlySet<number>, baseDepth
   }
 }
 
-/** Refuses JSON text nested deeper than `most` levels ({@link MAX_NESTING_DEPTH}), before it is parsed. */
-export function checkJsonDepth(text: string, most = MAX_NESTING_DEPTH): void {
+/**
+ * Refuses JSON text nested deeper than `most` levels ({@link MAX_NESTING_DEPTH}), or holding
+ * more than `mostContainers` arrays and objects, before it is parsed.
+ */
+export function checkJsonDepth(
+  text: string,
+  most = MAX_NESTING_DEPTH,
+  mostContainers = Number.POSITIVE_INFINITY,
+): void {
   let depth = 0;
+  let containers = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const char = text.charCodeAt(i);
@@ -164,6 +172,9 @@ export function checkJsonDepth(text: string, most = MAX_NESTING_DEPTH): void {
     } else if (char === 0x22) inString = true;
     else if (char === 0x5b || char === 0x7b) {
       if (++depth > most) throw tooDeep(most);
+      if (++containers > mostContainers) {
+        throw new SerializationError(`value holding more than ${mostContainers} arrays and objects`);
+      }
     } else if (char === 0x5d || char === 0x7d) depth--;
   }
 }

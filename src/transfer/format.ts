@@ -167,13 +167,17 @@ class Fields {
   }
 }
 
+/** Arrays and objects one line may hold: about 70 MB once parsed; metadata holds far fewer. */
+export const MAX_LINE_CONTAINERS = 1_000_000;
+
 /** One line of a transfer file; `line` is its 1-based number, for messages. */
 export function parseLine(text: string, line: number): FileLine {
-  // Before JSON.parse: a line of deeply nested brackets within the length bound would
-  // make it build tens of bytes of objects per byte (gigabytes, a fatal out-of-memory).
-  // No line we write is deeper than its metadata, itself at most MAX_NESTING_DEPTH deep.
+  // Before JSON.parse: brackets within the length bound, nested deep or side by side
+  // ("[],[],..."), would make it build 40 to 70 bytes of objects per container (gigabytes,
+  // a fatal out-of-memory). No line we write is deeper than its metadata, itself at most
+  // MAX_NESTING_DEPTH deep; MAX_LINE_CONTAINERS bounds what one line costs to parse.
   try {
-    checkJsonDepth(text, MAX_NESTING_DEPTH + 1);
+    checkJsonDepth(text, MAX_NESTING_DEPTH + 1, MAX_LINE_CONTAINERS);
   } catch (error) {
     throw new InvalidInputError(`line ${line}: ${error instanceof Error ? error.message : String(error)}`);
   }

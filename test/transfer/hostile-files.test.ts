@@ -1,7 +1,7 @@
 /**
  * Files an import should refuse without hanging or crashing: a device with no newline
- * (/dev/zero), a line of deeply nested brackets well within the line bound, a time that
- * is not ISO 8601. And what
+ * (/dev/zero), a line of deeply nested brackets or of many arrays side by side well
+ * within the line bound, a time that is not ISO 8601. And what
  * an export leaves when it does not finish: nothing at its path, and a file it was to
  * replace (--force) as it was.
  */
@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { exportThreads, InvalidInputError, importThreads } from "../../src/index.js";
+import { MAX_LINE_CONTAINERS } from "../../src/transfer/format.js";
 import { freshTargets, runCli, threadIds, writeSyntheticFile } from "./support.js";
 
 const dir = mkdtempSync(join(tmpdir(), "lgcd-hostile-"));
@@ -45,6 +46,27 @@ describe("a line nested deeply", () => {
     expect(cli.stdout).toContain(`failed: thread "deep-1": line ${bad + 1}: value nested deeper than 1001 levels`);
     expect(cli.stderr).toBe("error: 1 thread failed\n");
     expect(await threadIds(saver)).toEqual(["deep-0", "deep-2"]);
+  });
+});
+
+describe("a line of many arrays side by side", () => {
+  it("fails its thread without parsing it; the process does not run out of memory", { timeout: 120_000 }, async () => {
+    const file = path("wide.jsonl");
+    await writeSyntheticFile(file, { threads: 3, checkpoints: 2, prefix: "wide" });
+    const lines = readFileSync(file, "utf8").split("\n");
+    const bad = lines.findIndex((line) => line.includes('"thread_id":"wide-1"')) + 2;
+    // 12 MB of empty arrays, each 40 bytes or more once parsed: hundreds of megabytes.
+    const arrays = 4_000_000;
+    lines[bad] = `${lines[bad].slice(0, -1)},"extra":[${"[],".repeat(arrays - 1)}[]]}`;
+    writeFileSync(file, lines.join("\n"));
+    const { saver, url } = await target("sqlite");
+
+    const cli = await runCli(["import", "--url", url, "--file", file], undefined, ["--max-old-space-size=128"]);
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.stdout).toContain(
+      `failed: thread "wide-1": line ${bad + 1}: value holding more than ${MAX_LINE_CONTAINERS} arrays and objects`,
+    );
+    expect(await threadIds(saver)).toEqual(["wide-0", "wide-2"]);
   });
 });
 
