@@ -4,15 +4,17 @@
  * only by the reads that meet it (a cross-thread `list` meets every thread's): here
  * each one is decoded with the target's serializer, under the bounds a read applies,
  * and every channel value a checkpoint names and every base an incremental value
- * extends must be among the thread's rows.
+ * extends must be among the thread's rows. A row given twice must be given the same
+ * both times: the import keeps the first, so a different second one would be dropped.
  */
+import { createHash } from "node:crypto";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { InvalidInputError, SerializationError } from "../errors.js";
 import { DELTA_TYPE_PREFIX, parseStoredChain } from "../savers/values/deltas.js";
 import { serializeMetadata } from "../savers/values/metadata.js";
 import { asBytes, tupleKey } from "../savers/values/values.js";
 import { checkJsonDepth } from "../serde/bounds.js";
-import type { BlobRecord, CheckpointRecord, TransferRecord } from "./records.js";
+import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -21,6 +23,35 @@ const blobName = (ns: string, channel: string, version: string) =>
 
 const checkpointName = (record: { ns: string; checkpointId: string }) =>
   `checkpoint ${JSON.stringify(record.checkpointId)} (namespace ${JSON.stringify(record.ns)})`;
+
+const writeName = (record: WriteRecord) =>
+  `the pending write of task ${JSON.stringify(record.taskId)} to channel ${JSON.stringify(record.channel)} of ${checkpointName(record)}`;
+
+/** The row a record becomes (its table's key), and a name for messages. */
+function rowOf(record: TransferRecord): { key: string; name: () => string } {
+  switch (record.kind) {
+    case "checkpoint":
+      return { key: tupleKey(["c", record.ns, record.checkpointId]), name: () => checkpointName(record) };
+    case "blob":
+      return {
+        key: tupleKey(["b", record.ns, record.channel, record.version]),
+        name: () => blobName(record.ns, record.channel, record.version),
+      };
+    case "write":
+      return {
+        key: tupleKey(["w", record.ns, record.checkpointId, record.taskId, String(record.idx)]),
+        name: () => `${writeName(record)} at index ${record.idx}`,
+      };
+  }
+}
+
+/** A digest of everything a record stores: its fields as JSON, then its bytes. */
+function contentDigest(record: TransferRecord): string {
+  const bytes = record.kind === "checkpoint" ? record.checkpoint : record.value;
+  const hash = createHash("sha256").update(JSON.stringify({ ...record, checkpoint: undefined, value: undefined }));
+  if (bytes) hash.update(bytes);
+  return hash.digest("base64");
+}
 
 /** A blob row as the checks at the end need it: incremental or whole, and whether its value is an array. */
 interface BlobShape {
@@ -35,6 +66,8 @@ export class ThreadChecker {
   private readonly named = new Map<string, string>();
   /** The bases each incremental value extends, whole value first. */
   private readonly chains: { name: string; bases: string[]; versions: string[] }[] = [];
+  /** The digest of each row's content, by its key: a repeated row must repeat it. */
+  private readonly rows = new Map<string, string>();
 
   constructor(private readonly serde: SerializerProtocol) {}
 
@@ -47,12 +80,23 @@ export class ThreadChecker {
   }
 
   async add(record: TransferRecord): Promise<void> {
+    if (this.repeated(record)) return;
     if (record.kind === "checkpoint") await this.addCheckpoint(record);
     else if (record.kind === "blob") await this.addBlob(record);
-    else {
-      const what = `the pending write of task ${JSON.stringify(record.taskId)} to channel ${JSON.stringify(record.channel)} of ${checkpointName(record)}`;
-      await this.decode(what, record.type, record.value);
+    else await this.decode(writeName(record), record.type, record.value);
+  }
+
+  /** Whether the record's row was given before, with the same content (a different one is an error). */
+  private repeated(record: TransferRecord): boolean {
+    const { key, name } = rowOf(record);
+    const digest = contentDigest(record);
+    const before = this.rows.get(key);
+    if (before === undefined) {
+      this.rows.set(key, digest);
+      return false;
     }
+    if (before !== digest) throw new InvalidInputError(`${name()} is given twice, with different contents`);
+    return true;
   }
 
   private async addCheckpoint(record: CheckpointRecord): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * Files an import should refuse without hanging or crashing: a device with no newline
  * (/dev/zero), a line of deeply nested brackets or of many arrays side by side well
- * within the line bound, a time that is not ISO 8601. And what
+ * within the line bound, a time that is not ISO 8601, a row given twice with different
+ * contents. And what
  * an export leaves when it does not finish: nothing at its path, and a file it was to
  * replace (--force) as it was.
  */
@@ -67,6 +68,46 @@ describe("a line of many arrays side by side", () => {
       `failed: thread "wide-1": line ${bad + 1}: value holding more than ${MAX_LINE_CONTAINERS} arrays and objects`,
     );
     expect(await threadIds(saver)).toEqual(["wide-0", "wide-2"]);
+  });
+});
+
+describe("a row given twice", () => {
+  it("fails its thread when the second differs; an identical repeat is imported once", {
+    timeout: 60_000,
+  }, async () => {
+    const file = path("twice.jsonl");
+    await writeSyntheticFile(file, { threads: 2, checkpoints: 2, prefix: "twice" });
+    const lines = readFileSync(file, "utf8").split("\n");
+    const blobLines = (thread: string) => {
+      const start = lines.findIndex((line) => line.includes(`"thread_id":"${thread}"`));
+      return [start + 1, start + 4]; // the blobs of its first and second checkpoints
+    };
+    const repeat = (thread: string, copy: string) => {
+      const end = lines.findIndex((line) => line.startsWith(`{"kind":"end","thread_id":"${thread}"`));
+      lines[end] = lines[end].replace('"blobs":2', '"blobs":3');
+      lines.splice(end, 0, copy);
+    };
+    // twice-0: the first blob again as it was. twice-1: the first blob's row with the second's value.
+    const [same] = blobLines("twice-0");
+    repeat("twice-0", lines[same]);
+    const [first, second] = blobLines("twice-1");
+    const otherValue = JSON.parse(lines[second]).value;
+    repeat("twice-1", JSON.stringify({ ...JSON.parse(lines[first]), value: otherValue }));
+    writeFileSync(file, lines.join("\n"));
+    const { saver, url } = await target("sqlite");
+
+    const cli = await runCli(["import", "--url", url, "--file", file]);
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.stdout).toContain(
+      'failed: thread "twice-1": the value of channel "messages" at version "00000000000000000000000000000001.1111111111111111" (namespace "") is given twice, with different contents',
+    );
+    expect(await threadIds(saver)).toEqual(["twice-0"]);
+    const history = [];
+    for await (const tuple of saver.list({ configurable: { thread_id: "twice-0" } })) history.push(tuple);
+    expect(history.map((tuple) => tuple.checkpoint.channel_values.messages)).toEqual([
+      { text: `twice-0 step 1 ${"x".repeat(100)}` },
+      { text: `twice-0 step 0 ${"x".repeat(100)}` },
+    ]);
   });
 });
 
