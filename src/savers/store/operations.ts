@@ -137,6 +137,12 @@ function valueJson(value: unknown, maxDepth: number): string {
     if (error instanceof RangeError && /call stack/i.test(error.message)) throw tooDeep(maxDepth);
     throw new InvalidInputError(`the value cannot be stored as JSON: ${(error as Error).message}`, { cause: error });
   }
+  // toJSON can make an object something else (a Date a string), which no read could return as an item.
+  if (json === undefined || !json.startsWith("{")) {
+    throw new InvalidInputError(
+      `a store value must serialize to a JSON object; this ${describeValue(value)} serializes to ${json === undefined ? "nothing" : json.slice(0, 40)}`,
+    );
+  }
   checkJsonValue(JSON.parse(json), "$", 0, maxDepth);
   return json;
 }
