@@ -96,6 +96,30 @@ describe.each(DIALECTS)("store ttl on %s", (dialect) => {
   });
 });
 
+describe.each(DIALECTS)("store ttl bounds on %s", (dialect) => {
+  it("refuses a ttl whose expiry no database column holds, writing nothing", async () => {
+    const open = await freshStore(dialect);
+    try {
+      const { store } = open;
+      await expect(
+        store.batch([
+          { namespace: ["huge"], key: "ok", value: { v: 1 } },
+          { namespace: ["huge"], key: "k", value: { v: 1 }, ttl: 1e15 } as never,
+        ]),
+      ).rejects.toThrow(InvalidInputError);
+      expect(await store.search(["huge"])).toEqual([]);
+      // Ten billion minutes (some 19,000 years) still fit.
+      await store.put(["huge"], "long", { v: 2 }, undefined, { ttl: 1e10 });
+      expect((await store.get(["huge"], "long"))?.value).toEqual({ v: 2 });
+      await expect(DrizzleStore.fromUrl(open.url as string, { ttl: { defaultTtl: 1e15 } })).rejects.toThrow(
+        InvalidInputError,
+      );
+    } finally {
+      await open.close();
+    }
+  });
+});
+
 describe.each(TARGETS)("store ttl over many items on %s", (target) => {
   it("renews and sweeps more items than one statement names", async () => {
     const clock = manualClock();

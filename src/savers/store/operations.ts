@@ -8,6 +8,7 @@ import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
 import { MAX_KEY_BYTES } from "../values/values.js";
 import { checkNamespace, encodePath, type MatchCondition } from "./namespaces.js";
+import { MAX_TTL_MINUTES } from "./options.js";
 
 export interface GetPlan {
   kind: "get";
@@ -152,6 +153,7 @@ function checkTtl(ttl: unknown): number | null | undefined {
   if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0) {
     throw new InvalidInputError(`ttl must be a positive number of minutes or null, got ${String(ttl)}`);
   }
+  if (ttl > MAX_TTL_MINUTES) throw new InvalidInputError(`ttl must be at most ${MAX_TTL_MINUTES} minutes, got ${ttl}`);
   return ttl;
 }
 

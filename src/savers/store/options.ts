@@ -52,6 +52,13 @@ export interface StoreFromUrlOptions extends DrizzleStoreOptions {
   driver?: UrlDriver;
 }
 
+/**
+ * The longest ttl, in minutes: an expiry (epoch milliseconds) must stay a safe integer, which
+ * the BIGINT columns hold (a larger one was the database's own overflow error). Half of that
+ * range, the other half left for the clock: some 142,000 years.
+ */
+export const MAX_TTL_MINUTES = Math.floor(Number.MAX_SAFE_INTEGER / 60_000 / 2);
+
 /** The `ttl` option checked (positive minutes, a boolean refreshOnRead) and copied. */
 export function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
   if (ttl === undefined) return {};
@@ -61,6 +68,9 @@ export function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptio
     }
   };
   positive(ttl.defaultTtl, "defaultTtl");
+  if (ttl.defaultTtl !== undefined && ttl.defaultTtl > MAX_TTL_MINUTES) {
+    throw new InvalidInputError(`ttl.defaultTtl must be at most ${MAX_TTL_MINUTES} minutes, got ${ttl.defaultTtl}`);
+  }
   positive(ttl.sweepIntervalMinutes, "sweepIntervalMinutes");
   if (ttl.refreshOnRead !== undefined && typeof ttl.refreshOnRead !== "boolean") {
     throw new InvalidInputError("ttl.refreshOnRead must be a boolean");
