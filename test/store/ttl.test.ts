@@ -96,6 +96,34 @@ describe.each(DIALECTS)("store ttl on %s", (dialect) => {
   });
 });
 
+describe.each(DIALECTS)("store put over an expired item on %s", (dialect) => {
+  it("makes a new item (createdAt of the put), swept or not", async () => {
+    const clock = manualClock();
+    const open = await freshStore(dialect, { clock: clock.now });
+    try {
+      const { store } = open;
+      const start = clock.now();
+      await store.put(["expired"], "k", { v: 1 }, undefined, { ttl: 1 });
+      await store.put(["expired"], "live", { v: 1 }, undefined, { ttl: 10 });
+      clock.tick(2 * MINUTE);
+      expect(await store.get(["expired"], "k")).toBeNull();
+      // Not swept: the expired row is still there, but what replaces it is a new item.
+      await store.batch([
+        { namespace: ["expired"], key: "k", value: { v: 2 } },
+        { namespace: ["expired"], key: "live", value: { v: 2 } },
+      ]);
+      const replaced = await store.get(["expired"], "k");
+      expect(replaced?.value).toEqual({ v: 2 });
+      expect(replaced?.createdAt.getTime()).toBe(clock.now());
+      expect(replaced?.updatedAt.getTime()).toBe(clock.now());
+      // An item still alive keeps its createdAt.
+      expect((await store.get(["expired"], "live"))?.createdAt.getTime()).toBe(start);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
 describe.each(DIALECTS)("store ttl bounds on %s", (dialect) => {
   it("refuses a ttl whose expiry no database column holds, writing nothing", async () => {
     const open = await freshStore(dialect);
