@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DrizzleStore, InvalidInputError } from "../../src/index.js";
+import { runPeriodically } from "../../src/savers/periodic.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { openRaw, type RawDatabase } from "../helpers/raw.js";
 import { DIALECTS, freshStore, manualClock, type OpenStore, TARGETS } from "../helpers/stores.js";
@@ -173,6 +174,44 @@ describe.each(TARGETS)("store ttl over many items on %s", (target) => {
 });
 
 describe("the store's sweeper timer", () => {
+  it("waits a sweep interval longer than setTimeout holds (24.8 days)", async () => {
+    const open = await freshStore("sqlite", { ttl: { sweepIntervalMinutes: 60 * 24 * 30 } });
+    try {
+      const { store } = open;
+      const sweep = vi.spyOn(store, "sweepExpiredItems");
+      store.start();
+      await vi.waitFor(() => expect(sweep).toHaveBeenCalledTimes(1), { timeout: 10_000, interval: 10 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await store.stop();
+      // setTimeout runs a longer delay after 1 ms: the store swept without pause.
+      expect(sweep).toHaveBeenCalledTimes(1);
+    } finally {
+      await open.close();
+    }
+  });
+
+  it("runs each pass a whole interval after the last, however long the interval", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let passes = 0;
+      const interval = 30 * 24 * 60 * MINUTE; // beyond setTimeout's 2^31 - 1 ms
+      const task = runPeriodically(async () => {
+        passes++;
+      }, interval);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(passes).toBe(1);
+      await vi.advanceTimersByTimeAsync(interval - 1);
+      expect(passes).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(passes).toBe(2);
+      await vi.advanceTimersByTimeAsync(2 * interval);
+      expect(passes).toBe(4);
+      await task.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("never keeps the process alive", async () => {
     const url = await freshDatabaseUrl("sqlite");
     const setup = await DrizzleStore.fromUrl(url);
