@@ -185,6 +185,20 @@ describe.each(DIALECTS)("DrizzleStore contract on %s", (dialect) => {
     expect((await store.get(["tojson"], "k"))?.value).toEqual({ as: "json" });
   });
 
+  it("refuses a bad filter even where the search reads nothing (limit 0), writing nothing", async () => {
+    const { store } = open;
+    await expect(
+      store.batch([
+        { namespace: ["filter-checked"], key: "k", value: { v: 1 } },
+        { namespacePrefix: ["filter-checked"], filter: { v: { $regex: "x" } }, limit: 0, offset: 0 },
+      ]),
+    ).rejects.toThrow(/unknown operator \$regex/);
+    await expect(store.search(["filter-checked"], { filter: "v" as never, limit: 0 })).rejects.toThrow(
+      InvalidInputError,
+    );
+    expect(await store.search(["filter-checked"])).toEqual([]);
+  });
+
   it("lists namespaces with prefixes, suffixes, wildcards, maxDepth, limit and offset", async () => {
     const { store } = open;
     for (const ns of [

@@ -7,6 +7,7 @@ import type { Operation } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
 import { MAX_KEY_BYTES } from "../values/values.js";
+import { parseFilter } from "./filters.js";
 import { checkNamespace, encodePath, type MatchCondition } from "./namespaces.js";
 import { MAX_TTL_MINUTES } from "./options.js";
 
@@ -185,6 +186,8 @@ function planOne(store: StoreDialect, op: Operation): Plan {
   const lenient = { allowEmpty: true, allowReservedRoot: true };
   if ("namespacePrefix" in op) {
     if (op.query !== undefined && typeof op.query !== "string") throw new InvalidInputError("query must be a string");
+    // Checked here, before any write or model call: a search with limit 0 never builds its SQL.
+    parseFilter(op.filter);
     return {
       kind: "search",
       prefix: checkNamespace(op.namespacePrefix, "search namespace prefix", lenient),
