@@ -9,7 +9,6 @@ import { describeValue, InvalidInputError } from "../../errors.js";
 import { MAX_KEY_BYTES } from "../values/values.js";
 import { parseFilter } from "./filters.js";
 import { checkNamespace, encodePath, type MatchCondition } from "./namespaces.js";
-import { MAX_TTL_MINUTES } from "./options.js";
 
 export interface GetPlan {
   kind: "get";
@@ -148,6 +147,13 @@ function valueJson(value: unknown, maxDepth: number): string {
   checkJsonValue(JSON.parse(json), "$", 0, maxDepth);
   return json;
 }
+
+/**
+ * The longest ttl, in minutes: an expiry (epoch milliseconds) must stay a safe integer, which
+ * the BIGINT columns hold (a larger one was the database's own overflow error). Half of that
+ * range, the other half left for the clock: some 142,000 years.
+ */
+export const MAX_TTL_MINUTES = Math.floor(Number.MAX_SAFE_INTEGER / 60_000 / 2);
 
 function checkTtl(ttl: unknown): number | null | undefined {
   if (ttl === undefined || ttl === null) return ttl;

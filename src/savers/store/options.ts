@@ -3,6 +3,7 @@ import { InvalidInputError } from "../../errors.js";
 import type { EncryptionOptions } from "../../serde/sealing.js";
 import type { UrlDriver } from "../../wiring/connect.js";
 import type { StoreTables } from "../../wiring/registry.js";
+import { MAX_TTL_MINUTES } from "./operations.js";
 import type { StoreIndexOptions } from "./vectors.js";
 
 /** Time to live of the store's items. */
@@ -51,13 +52,6 @@ export interface StoreFromUrlOptions extends DrizzleStoreOptions {
   /** The driver to open the URL with; by default the first installed one that serves its scheme. */
   driver?: UrlDriver;
 }
-
-/**
- * The longest ttl, in minutes: an expiry (epoch milliseconds) must stay a safe integer, which
- * the BIGINT columns hold (a larger one was the database's own overflow error). Half of that
- * range, the other half left for the clock: some 142,000 years.
- */
-export const MAX_TTL_MINUTES = Math.floor(Number.MAX_SAFE_INTEGER / 60_000 / 2);
 
 /** The `ttl` option checked (positive minutes, a boolean refreshOnRead) and copied. */
 export function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
