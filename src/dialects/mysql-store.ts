@@ -9,7 +9,15 @@ import { anyOf, valueList } from "../sql/statements.js";
 import { insertValues } from "./common-sql.js";
 import { MARIADB_JSON_DEPTH } from "./mysql.js";
 import { isConflict, packetSizeCheck } from "./mysql-units.js";
-import { byType, op, replacedColumns, retriedRun, transactionUnit, upsertColumns } from "./store-common.js";
+import {
+  byType,
+  keptCreatedAt,
+  op,
+  replacedColumns,
+  retriedRun,
+  transactionUnit,
+  upsertColumns,
+} from "./store-common.js";
 import type { Scalar, StoreDialect, ValueField } from "./store-dialect.js";
 
 /** json_type's names of the JSON types a filter tells apart. */
@@ -70,8 +78,13 @@ export function mysqlStoreDialect(executor: Executor, tables: MySqlStoreTables):
     valueIsString: sql`json_type(${items.value}) = 'STRING'`,
     field: (key) => valueField(items.value, key),
     upsertColumns: written,
+    // created_at first: MySQL's assignments see the ones before them, and it reads the old expiry.
     upsert: (rows) =>
-      sql`${insertValues(items, written, rows)} on duplicate key update ${sql.join(
+      sql`${insertValues(items, written, rows)} on duplicate key update ${sql.identifier(columns.createdAt.name)} = ${keptCreatedAt(
+        columns,
+        (column) => sql`${sql.identifier(column.name)}`,
+        (column) => sql`values(${sql.identifier(column.name)})`,
+      )}, ${sql.join(
         replacedColumns(columns).map(
           (column) => sql`${sql.identifier(column.name)} = values(${sql.identifier(column.name)})`,
         ),

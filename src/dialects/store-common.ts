@@ -1,5 +1,5 @@
 /** Pieces of the store dialects (pg-store.ts, mysql-store.ts, sqlite-store.ts) that they share. */
-import { type SQL, sql } from "drizzle-orm";
+import { type Column, type SQL, sql } from "drizzle-orm";
 import type { Executor, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import { onConflictInsert, retryOnConflict } from "./common-sql.js";
@@ -36,16 +36,32 @@ export const upsertColumns = (c: StoreColumns) => [
 /** The columns an upsert replaces on an existing item: all but the key and `created_at`. */
 export const replacedColumns = (c: StoreColumns) => [c.value, c.embeddings, c.updatedAt, c.expiresAt, c.ttlMinutes];
 
+/**
+ * The `created_at` an upsert leaves: the existing row's, unless that row had expired by the
+ * put's time (`inserted(column)`: the inserted row's value), which makes the put a new item,
+ * as it is once the sweeper has removed the row. `existing(column)`: the row before the put.
+ */
+export function keptCreatedAt(c: StoreColumns, existing: (column: Column) => SQL, inserted: (column: Column) => SQL) {
+  return sql`case when ${existing(c.expiresAt)} <= ${inserted(c.updatedAt)} then ${inserted(c.createdAt)} else ${existing(c.createdAt)} end`;
+}
+
 /** `StoreDialect.upsert` where the family speaks `INSERT ... ON CONFLICT DO UPDATE` (PostgreSQL, SQLite). */
 export function onConflictUpsert(c: StoreColumns) {
+  const name = (column: Column) => sql.identifier(column.name);
+  // Every expression of DO UPDATE reads the existing row as it was, whatever the order.
+  const createdAt = keptCreatedAt(
+    c,
+    (column) => sql`${column}`,
+    (column) => sql`excluded.${name(column)}`,
+  );
   return (rows: unknown[][]) =>
-    onConflictInsert({
+    sql`${onConflictInsert({
       table: c.table,
       columns: upsertColumns(c),
       rows,
       conflictTarget: [c.nsPath, c.key],
       update: replacedColumns(c),
-    });
+    })}, ${name(c.createdAt)} = ${createdAt}`;
 }
 
 /** `StoreDialect.runAlone`: one statement, again on a conflict. */

@@ -10,6 +10,9 @@ export interface PeriodicTask {
   stop(): Promise<void>;
 }
 
+/** The longest delay setTimeout holds (a signed 32-bit count of milliseconds, 24.8 days). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /**
  * Runs `task` now and then `intervalMs` after each run ends. The task reports its own
  * failures; a rejection that still escapes it is dropped here, never left unhandled.
@@ -20,15 +23,18 @@ export function runPeriodically(task: () => Promise<void>, intervalMs: number): 
   let running: Promise<void> | undefined;
   const schedule = (delay: number) => {
     if (stopped) return;
+    // setTimeout runs a longer delay after 1 ms: a longer wait goes in steps it holds.
+    const step = Math.min(delay, MAX_TIMEOUT_MS);
     timer = setTimeout(() => {
       timer = undefined;
+      if (delay > step) return schedule(delay - step);
       running = task()
         .catch(() => {})
         .then(() => {
           running = undefined;
           schedule(intervalMs);
         });
-    }, delay);
+    }, step);
     timer.unref();
   };
   schedule(0);

@@ -168,6 +168,37 @@ describe.each(DIALECTS)("DrizzleStore contract on %s", (dialect) => {
     expect(await store.search(["bad"])).toEqual([]);
   });
 
+  it("refuses a value whose JSON is not an object (a Date, a toJSON) and writes nothing", async () => {
+    const { store } = open;
+    const attempt = (value: unknown) =>
+      store.batch([
+        { namespace: ["tojson"], key: "first", value: { v: 1 } },
+        { namespace: ["tojson"], key: "k", value: value as Record<string, unknown> },
+      ]);
+    await expect(attempt(new Date(0))).rejects.toThrow(InvalidInputError);
+    await expect(attempt({ toJSON: () => [1, 2] })).rejects.toThrow(InvalidInputError);
+    await expect(attempt({ toJSON: () => "text" })).rejects.toThrow(InvalidInputError);
+    await expect(attempt({ toJSON: () => undefined })).rejects.toThrow(InvalidInputError);
+    expect(await store.search(["tojson"])).toEqual([]);
+    // A toJSON that gives an object is stored as that object.
+    await store.put(["tojson"], "k", { toJSON: () => ({ as: "json" }) });
+    expect((await store.get(["tojson"], "k"))?.value).toEqual({ as: "json" });
+  });
+
+  it("refuses a bad filter even where the search reads nothing (limit 0), writing nothing", async () => {
+    const { store } = open;
+    await expect(
+      store.batch([
+        { namespace: ["filter-checked"], key: "k", value: { v: 1 } },
+        { namespacePrefix: ["filter-checked"], filter: { v: { $regex: "x" } }, limit: 0, offset: 0 },
+      ]),
+    ).rejects.toThrow(/unknown operator \$regex/);
+    await expect(store.search(["filter-checked"], { filter: "v" as never, limit: 0 })).rejects.toThrow(
+      InvalidInputError,
+    );
+    expect(await store.search(["filter-checked"])).toEqual([]);
+  });
+
   it("lists namespaces with prefixes, suffixes, wildcards, maxDepth, limit and offset", async () => {
     const { store } = open;
     for (const ns of [

@@ -9,6 +9,7 @@ import {
   DrizzleStore,
   type DrizzleStoreOptions,
   type EncryptionOptions,
+  InvalidInputError,
   MissingKeyError,
 } from "../../src/index.js";
 import { KEY_1, KEY_2 } from "../encryption/keys.js";
@@ -232,6 +233,18 @@ describe.each(DIALECTS)("store encryption at rest on %s", (dialect: DialectName)
     expect(byKey["rk.plain/p"]).toEqual({ i: -1 });
     await raw.query("delete from store_items");
     await store.put(["users", "u1"], "food", { text: "SECRET-TEA lover", since: 2021 });
+  });
+
+  it("store.rekey refuses a batchSize that is not a positive integer, re-sealing nothing", async () => {
+    const rotated = await open({ encryption: BOTH });
+    await store.put(["rk-size"], "k", { text: "under k1" });
+    for (const batchSize of [0, -1, 1.5, Number.NaN, "10" as never]) {
+      await expect(rotated.rekey({ batchSize })).rejects.toThrow(InvalidInputError);
+    }
+    expect((await rotated.encryptionStatus()).keys.k2 ?? 0).toBe(0);
+    expect(await rotated.rekey({ batchSize: 1 })).toBeGreaterThan(0);
+    expect((await rotated.encryptionStatus()).keys.k1 ?? 0).toBe(0);
+    await raw.query("delete from store_items where ns_path = ?", ["rk-size"]);
   });
 
   it("checks the option as the saver does", async () => {

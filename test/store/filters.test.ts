@@ -72,6 +72,20 @@ describe.each(DIALECTS)("store filters on %s", (dialect) => {
     await expect(found({ n: { $exists: 1 } })).rejects.toThrow(InvalidInputError);
   });
 
+  it("refuses, as puts do, a key or string with NUL or a lone surrogate (PostgreSQL failed on them)", async () => {
+    for (const filter of [
+      { s: "b\u0000" },
+      { "s\u0000": 1 },
+      { s: "\ud800" },
+      { "\udc00": { $exists: false } },
+      { s: { $gt: "a\u0000" } },
+      { s: { $in: ["b", "\u0000"] } },
+      { s: { $ne: "\ud800" } },
+    ]) {
+      await expect(found(filter)).rejects.toThrow(InvalidInputError);
+    }
+  });
+
   it("filters before LIMIT: pages are full though newer items do not match", async () => {
     const { store } = open;
     for (let i = 0; i < 30; i++) {

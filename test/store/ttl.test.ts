@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DrizzleStore, InvalidInputError } from "../../src/index.js";
+import { runPeriodically } from "../../src/savers/periodic.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 import { openRaw, type RawDatabase } from "../helpers/raw.js";
 import { DIALECTS, freshStore, manualClock, type OpenStore, TARGETS } from "../helpers/stores.js";
@@ -96,6 +97,58 @@ describe.each(DIALECTS)("store ttl on %s", (dialect) => {
   });
 });
 
+describe.each(DIALECTS)("store put over an expired item on %s", (dialect) => {
+  it("makes a new item (createdAt of the put), swept or not", async () => {
+    const clock = manualClock();
+    const open = await freshStore(dialect, { clock: clock.now });
+    try {
+      const { store } = open;
+      const start = clock.now();
+      await store.put(["expired"], "k", { v: 1 }, undefined, { ttl: 1 });
+      await store.put(["expired"], "live", { v: 1 }, undefined, { ttl: 10 });
+      clock.tick(2 * MINUTE);
+      expect(await store.get(["expired"], "k")).toBeNull();
+      // Not swept: the expired row is still there, but what replaces it is a new item.
+      await store.batch([
+        { namespace: ["expired"], key: "k", value: { v: 2 } },
+        { namespace: ["expired"], key: "live", value: { v: 2 } },
+      ]);
+      const replaced = await store.get(["expired"], "k");
+      expect(replaced?.value).toEqual({ v: 2 });
+      expect(replaced?.createdAt.getTime()).toBe(clock.now());
+      expect(replaced?.updatedAt.getTime()).toBe(clock.now());
+      // An item still alive keeps its createdAt.
+      expect((await store.get(["expired"], "live"))?.createdAt.getTime()).toBe(start);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe.each(DIALECTS)("store ttl bounds on %s", (dialect) => {
+  it("refuses a ttl whose expiry no database column holds, writing nothing", async () => {
+    const open = await freshStore(dialect);
+    try {
+      const { store } = open;
+      await expect(
+        store.batch([
+          { namespace: ["huge"], key: "ok", value: { v: 1 } },
+          { namespace: ["huge"], key: "k", value: { v: 1 }, ttl: 1e15 } as never,
+        ]),
+      ).rejects.toThrow(InvalidInputError);
+      expect(await store.search(["huge"])).toEqual([]);
+      // Ten billion minutes (some 19,000 years) still fit.
+      await store.put(["huge"], "long", { v: 2 }, undefined, { ttl: 1e10 });
+      expect((await store.get(["huge"], "long"))?.value).toEqual({ v: 2 });
+      await expect(DrizzleStore.fromUrl(open.url as string, { ttl: { defaultTtl: 1e15 } })).rejects.toThrow(
+        InvalidInputError,
+      );
+    } finally {
+      await open.close();
+    }
+  });
+});
+
 describe.each(TARGETS)("store ttl over many items on %s", (target) => {
   it("renews and sweeps more items than one statement names", async () => {
     const clock = manualClock();
@@ -121,6 +174,44 @@ describe.each(TARGETS)("store ttl over many items on %s", (target) => {
 });
 
 describe("the store's sweeper timer", () => {
+  it("waits a sweep interval longer than setTimeout holds (24.8 days)", async () => {
+    const open = await freshStore("sqlite", { ttl: { sweepIntervalMinutes: 60 * 24 * 30 } });
+    try {
+      const { store } = open;
+      const sweep = vi.spyOn(store, "sweepExpiredItems");
+      store.start();
+      await vi.waitFor(() => expect(sweep).toHaveBeenCalledTimes(1), { timeout: 10_000, interval: 10 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await store.stop();
+      // setTimeout runs a longer delay after 1 ms: the store swept without pause.
+      expect(sweep).toHaveBeenCalledTimes(1);
+    } finally {
+      await open.close();
+    }
+  });
+
+  it("runs each pass a whole interval after the last, however long the interval", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let passes = 0;
+      const interval = 30 * 24 * 60 * MINUTE; // beyond setTimeout's 2^31 - 1 ms
+      const task = runPeriodically(async () => {
+        passes++;
+      }, interval);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(passes).toBe(1);
+      await vi.advanceTimersByTimeAsync(interval - 1);
+      expect(passes).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(passes).toBe(2);
+      await vi.advanceTimersByTimeAsync(2 * interval);
+      expect(passes).toBe(4);
+      await task.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("never keeps the process alive", async () => {
     const url = await freshDatabaseUrl("sqlite");
     const setup = await DrizzleStore.fromUrl(url);

@@ -34,8 +34,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A member name or string no item holds (puts refuse NUL and lone surrogates), refused as
+ * puts refuse it: PostgreSQL fails on such text with its own error, the others match nothing.
+ */
+function checkText(text: string, where: string): string {
+  if (text.includes("\0")) throw new InvalidInputError(`filter ${where}: contains a NUL character`);
+  if (!text.isWellFormed()) throw new InvalidInputError(`filter ${where}: contains a lone surrogate`);
+  return text;
+}
+
 function scalar(value: unknown, where: string): Scalar {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "string") return checkText(value, where);
+  if (value === null || typeof value === "boolean") return value;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new InvalidInputError(`filter ${where}: ${value} is not a JSON number`);
     return value;
@@ -87,6 +98,7 @@ export function parseFilter(filter: unknown): FilterCondition[] {
   if (!isPlainObject(filter)) throw new InvalidInputError(`filter must be an object, got ${describeValue(filter)}`);
   const conditions: FilterCondition[] = [];
   for (const [key, condition] of Object.entries(filter)) {
+    checkText(key, `key ${JSON.stringify(key)}`);
     if (isPlainObject(condition)) {
       const names = Object.keys(condition);
       if (names.length === 0 || !names.every((name) => name.startsWith("$"))) {

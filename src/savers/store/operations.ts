@@ -7,6 +7,7 @@ import type { Operation } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
 import { MAX_KEY_BYTES } from "../values/values.js";
+import { parseFilter } from "./filters.js";
 import { checkNamespace, encodePath, type MatchCondition } from "./namespaces.js";
 
 export interface GetPlan {
@@ -137,15 +138,29 @@ function valueJson(value: unknown, maxDepth: number): string {
     if (error instanceof RangeError && /call stack/i.test(error.message)) throw tooDeep(maxDepth);
     throw new InvalidInputError(`the value cannot be stored as JSON: ${(error as Error).message}`, { cause: error });
   }
+  // toJSON can make an object something else (a Date a string), which no read could return as an item.
+  if (json === undefined || !json.startsWith("{")) {
+    throw new InvalidInputError(
+      `a store value must serialize to a JSON object; this ${describeValue(value)} serializes to ${json === undefined ? "nothing" : json.slice(0, 40)}`,
+    );
+  }
   checkJsonValue(JSON.parse(json), "$", 0, maxDepth);
   return json;
 }
+
+/**
+ * The longest ttl, in minutes: an expiry (epoch milliseconds) must stay a safe integer, which
+ * the BIGINT columns hold (a larger one was the database's own overflow error). Half of that
+ * range, the other half left for the clock: some 142,000 years.
+ */
+export const MAX_TTL_MINUTES = Math.floor(Number.MAX_SAFE_INTEGER / 60_000 / 2);
 
 function checkTtl(ttl: unknown): number | null | undefined {
   if (ttl === undefined || ttl === null) return ttl;
   if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0) {
     throw new InvalidInputError(`ttl must be a positive number of minutes or null, got ${String(ttl)}`);
   }
+  if (ttl > MAX_TTL_MINUTES) throw new InvalidInputError(`ttl must be at most ${MAX_TTL_MINUTES} minutes, got ${ttl}`);
   return ttl;
 }
 
@@ -177,6 +192,8 @@ function planOne(store: StoreDialect, op: Operation): Plan {
   const lenient = { allowEmpty: true, allowReservedRoot: true };
   if ("namespacePrefix" in op) {
     if (op.query !== undefined && typeof op.query !== "string") throw new InvalidInputError("query must be a string");
+    // Checked here, before any write or model call: a search with limit 0 never builds its SQL.
+    parseFilter(op.filter);
     return {
       kind: "search",
       prefix: checkNamespace(op.namespacePrefix, "search namespace prefix", lenient),

@@ -3,6 +3,7 @@ import { InvalidInputError } from "../../errors.js";
 import type { EncryptionOptions } from "../../serde/sealing.js";
 import type { UrlDriver } from "../../wiring/connect.js";
 import type { StoreTables } from "../../wiring/registry.js";
+import { MAX_TTL_MINUTES } from "./operations.js";
 import type { StoreIndexOptions } from "./vectors.js";
 
 /** Time to live of the store's items. */
@@ -61,6 +62,9 @@ export function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptio
     }
   };
   positive(ttl.defaultTtl, "defaultTtl");
+  if (ttl.defaultTtl !== undefined && ttl.defaultTtl > MAX_TTL_MINUTES) {
+    throw new InvalidInputError(`ttl.defaultTtl must be at most ${MAX_TTL_MINUTES} minutes, got ${ttl.defaultTtl}`);
+  }
   positive(ttl.sweepIntervalMinutes, "sweepIntervalMinutes");
   if (ttl.refreshOnRead !== undefined && typeof ttl.refreshOnRead !== "boolean") {
     throw new InvalidInputError("ttl.refreshOnRead must be a boolean");

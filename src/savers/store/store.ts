@@ -249,7 +249,12 @@ export class DrizzleStore extends BaseStore {
   async rekey(options: { batchSize?: number; onProgress?: (items: number) => void } = {}): Promise<number> {
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the store has no encryption option");
-    return rekeyItems(this.store, sealer, options.batchSize ?? 200, options.onProgress ?? (() => {}));
+    const batchSize = options.batchSize ?? 200;
+    // It becomes the LIMIT of the batches' reads: 0 read nothing and re-sealed nothing, silently.
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+      throw new InvalidInputError(`rekey: batchSize must be a positive integer, got ${String(batchSize)}`);
+    }
+    return rekeyItems(this.store, sealer, batchSize, options.onProgress ?? (() => {}));
   }
 
   /** How many items each key id seals and how many are in the clear. */
