@@ -1,5 +1,6 @@
-/** The options of `DrizzleSaver` and of `DrizzleSaver.fromUrl`. */
+/** The options of `DrizzleSaver` and of `DrizzleSaver.fromUrl`, and the rule of the calls' batch sizes. */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { InvalidInputError } from "../errors.js";
 import type { EncryptionOptions } from "../serde/sealing.js";
 import type { SpiderOptions } from "../spider/migrations.js";
 import type { UrlDriver } from "../wiring/connect.js";
@@ -72,4 +73,16 @@ export const DEFAULT_INCREMENTAL_VALUES = 1000;
 export interface FromUrlOptions extends DrizzleSaverOptions {
   /** The driver to open the URL with; by default the first installed one that serves its scheme. */
   driver?: UrlDriver;
+}
+
+/**
+ * A call's `batchSize` (sweep, rekey), `fallback` when not given. It becomes a LIMIT: 0
+ * would read nothing and end the call as if it were done, so it must be a positive integer.
+ */
+export function batchSizeOf(batchSize: number | undefined, fallback: number, call: string): number {
+  const size = batchSize ?? fallback;
+  if (!Number.isSafeInteger(size) || size < 1) {
+    throw new InvalidInputError(`${call}: batchSize must be a positive integer, got ${String(size)}`);
+  }
+  return size;
 }

@@ -132,6 +132,21 @@ describe.each(DIALECTS)("rekey on %s", (dialect: DialectName) => {
     }
   });
 
+  it("refuses a batchSize that is not a positive integer, re-sealing nothing (0 read nothing and reported done)", async () => {
+    const { saver: old, url } = await freshSaver(dialect, { encryption: ONLY_K1 });
+    const rotated = await DrizzleSaver.fromUrl(url, { encryption: BOTH });
+    try {
+      await fill(old, "sealed", 1, 2);
+      for (const batchSize of [0, -1, 1.5, Number.NaN]) {
+        await expect(rotated.rekey({ batchSize })).rejects.toThrow(/^rekey: batchSize must be a positive integer/);
+      }
+      expect(await rotated.encryptionStatus()).toMatchObject({ keys: { k1: 6 }, plaintext: 0 });
+    } finally {
+      await old.close();
+      await rotated.close();
+    }
+  });
+
   it("with store: false leaves the store's items as they are, for a store without encryption", async () => {
     const { saver, url } = await freshSaver(dialect, { encryption: ONLY_K2 });
     const store = await DrizzleStore.fromUrl(url);

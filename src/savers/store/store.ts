@@ -19,6 +19,7 @@ import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
 import { vectorIndexOf } from "../../wiring/vector-indexes.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
+import { batchSizeOf } from "../options.js";
 import { type PeriodicTask, runPeriodically } from "../periodic.js";
 import { inLockOrder } from "./lock-order.js";
 import { NativeSearch } from "./native-index/native-search.js";
@@ -249,11 +250,7 @@ export class DrizzleStore extends BaseStore {
   async rekey(options: { batchSize?: number; onProgress?: (items: number) => void } = {}): Promise<number> {
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the store has no encryption option");
-    const batchSize = options.batchSize ?? 200;
-    // It becomes the LIMIT of the batches' reads: 0 read nothing and re-sealed nothing, silently.
-    if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
-      throw new InvalidInputError(`rekey: batchSize must be a positive integer, got ${String(batchSize)}`);
-    }
+    const batchSize = batchSizeOf(options.batchSize, 200, "rekey");
     return rekeyItems(this.store, sealer, batchSize, options.onProgress ?? (() => {}));
   }
 

@@ -7,6 +7,7 @@ import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
+import { batchSizeOf } from "../options.js";
 import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
@@ -185,13 +186,11 @@ export class ThreadLifecycle {
   }
 
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
-    const { idleSince, strategy = "delete", batchSize = 100, onProgress, dryRun = false, onThread } = options ?? {};
+    const { idleSince, strategy = "delete", onProgress, dryRun = false, onThread } = options ?? {};
     if (!(idleSince instanceof Date) || Number.isNaN(idleSince.getTime())) {
       throw new InvalidInputError("expireThreads: idleSince must be a valid Date");
     }
-    if (!Number.isInteger(batchSize) || batchSize < 1) {
-      throw new InvalidInputError("expireThreads: batchSize must be a positive integer");
-    }
+    const batchSize = batchSizeOf(options?.batchSize, 100, "expireThreads");
     if (strategy !== "delete" && strategy !== "keep_latest") {
       throw new InvalidInputError(`expireThreads: unknown strategy "${String(strategy)}"`);
     }

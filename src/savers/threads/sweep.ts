@@ -5,6 +5,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
+import { batchSizeOf } from "../options.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as } from "../values/values.js";
 import { removeCheckpoints } from "./remove.js";
@@ -159,10 +160,7 @@ export class ThreadSweeper {
 
   /** One pass over the idle threads, in batches of `batchSize`, each thread in its own unit. */
   async sweep(policy: ResolvedPolicy, options: SweepOptions): Promise<SweepResult> {
-    const batchSize = options.batchSize ?? 100;
-    if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
-      throw new InvalidInputError("sweep: batchSize must be a positive integer");
-    }
+    const batchSize = batchSizeOf(options.batchSize, 100, "sweep");
     const dryRun = options.dryRun === true;
     const cutoff = await this.cutoffNow(policy.idleForMs);
     const progress: SweepProgress = { scanned: 0, deleted: 0, pruned: 0, unchanged: 0, skipped: 0 };

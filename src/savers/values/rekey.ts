@@ -9,6 +9,7 @@ import type { Dialect, Row } from "../../dialects/dialect.js";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
+import { batchSizeOf } from "../options.js";
 import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "../store/rekey-items.js";
 import { holdingThread } from "../threads/thread-lock.js";
 import { notStaging } from "./reserved.js";
@@ -62,7 +63,7 @@ export async function rekey(
   options: RekeyOptions = {},
   store?: StoreDialect,
 ): Promise<RekeyProgress> {
-  const batchSize = options.batchSize ?? 200;
+  const batchSize = batchSizeOf(options.batchSize, 200, "rekey");
   const progress: RekeyProgress = { values: 0, writes: 0, storeItems: 0 };
   const tables = sealedTables(dialect);
   for (const kind of ["values", "writes"] as const) {
