@@ -1,8 +1,8 @@
 /**
  * The semantic search cases every search path must pass, exact or through a native index:
  * namespace and filter applied first, highest cosine first, items without vectors after,
- * deep offsets exact against a brute-force cosine; a re-put replaces the item's vectors
- * and a wrong-size embedding is an error that writes nothing.
+ * deep offsets exact against a brute-force cosine; an empty query is no query; a re-put
+ * replaces the item's vectors and a wrong-size embedding is an error that writes nothing.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type DrizzleStoreOptions, InvalidInputError } from "../../src/index.js";
@@ -102,6 +102,16 @@ export function vectorSearchCases(
     const ranked = await store.search(["fresh"], { query });
     expect(ranked.map((item) => item.key)).toEqual(["other", "k"]);
     expect(ranked[1].score).toBeCloseTo(cosine(embedText(query), embedText("apple pie")), 6);
+  });
+
+  it("reads an empty query as no query, as InMemoryStore does: newest first, no scores, no call to the model", async () => {
+    const { store } = opened;
+    const before = calls;
+    const withEmpty = await store.search(["docs"], { query: "", limit: 5 });
+    expect(calls).toBe(before);
+    expect(withEmpty.every((item) => item.score === undefined)).toBe(true);
+    const without = await store.search(["docs"], { limit: 5 });
+    expect(withEmpty.map((item) => item.key)).toEqual(without.map((item) => item.key));
   });
 
   it("refuses a wrong-size embedding before writing anything", async () => {

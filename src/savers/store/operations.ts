@@ -200,7 +200,8 @@ function planOne(store: StoreDialect, op: Operation): Plan {
       filter: op.filter,
       limit: nonNegativeInteger(op.limit, 10, "limit"),
       offset: nonNegativeInteger(op.offset, 0, "offset"),
-      query: op.query,
+      // An empty query is no query, as in InMemoryStore and the official PostgresStore: not the embedding of "".
+      query: op.query === "" ? undefined : op.query,
       refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
     };
   }
