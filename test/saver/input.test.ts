@@ -135,6 +135,22 @@ describe.each(DIALECTS)("input handling on %s", (dialect) => {
     expect(await saver.getTuple({ configurable: { thread_id: "t-too-deep" } })).toBeUndefined();
   });
 
+  it("stores channel values and pending writes nested as deep as the serializer documents (1000 levels)", async () => {
+    const nested = (levels: number) => {
+      let value: unknown = "leaf";
+      for (let i = 0; i < levels; i++) value = i % 2 === 0 ? { a: value } : [value];
+      return value;
+    };
+    const deep = nested(1000);
+    const config = await saver.put({ configurable: { thread_id: "t-deep-value" } }, checkpoint({ deep }), metadata, {
+      deep: "1",
+    });
+    await saver.putWrites(config, [["deep", deep]], "task");
+    const tuple = await saver.getTuple(config);
+    expect(tuple?.checkpoint.channel_values.deep).toEqual(deep);
+    expect(tuple?.pendingWrites).toEqual([["task", "deep", deep]]);
+  });
+
   it("lets a second saver instance read what the first wrote", async () => {
     const config: RunnableConfig = await saver.put(
       { configurable: { thread_id: "t-shared" } },
