@@ -67,7 +67,14 @@ export function packetSizeCheck(query: RowQuery) {
       for (const param of compiled.params) size += mysqlLiteralLength(param);
     }
     if (size < LARGE_UNIT) return;
-    maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(([row]) => Number(row.packet));
+    // A failed question (a dropped connection) fails this unit only: the next one asks again.
+    maxPacket ??= query(sql`select @@max_allowed_packet as packet`).then(
+      ([row]) => Number(row.packet),
+      (error: unknown) => {
+        maxPacket = undefined;
+        throw error;
+      },
+    );
     const limit = await maxPacket;
     if (size > limit) {
       throw new InvalidInputError(

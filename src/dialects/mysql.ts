@@ -49,6 +49,17 @@ const KINDS: Record<JsonKind, string> = {
 const jsonPath = (path: string) => sql`convert(${Buffer.from(path, "utf8")} using utf8mb4)`;
 
 /**
+ * A JSON object's member as text, found by its name without a path: MariaDB's JSON
+ * paths cannot name a key starting with "-", even quoted (json_extract gives null),
+ * which channel names may do. `$.*` lists the values in the order json_keys lists the keys.
+ */
+function memberByName(document: SQL, key: string): SQL {
+  return sql`(select json_unquote(json_extract(json_extract(${document}, ${jsonPath("$.*")}), concat('$[', member.i - 1, ']')))
+    from json_table(json_keys(${document}), '$[*]' columns (i for ordinality, name varchar(1024) character set utf8mb4 path '$')) as member
+    where cast(member.name as binary) = ${Buffer.from(key, "utf8")})`;
+}
+
+/**
  * A node is a JSON path into the metadata, built here and bound as a parameter.
  * Keys are written as JSON strings ($."a.b"), which MySQL and MariaDB both read
  * with escapes, so any key is just a key. Only SQL both servers accept: no ->>,
@@ -177,7 +188,10 @@ export function mysqlDialect(
       const c = columns.checkpoints;
       return sql`${c.checkpointId} = (select max(${c.checkpointId}) from ${c.table} where ${c.threadId} = ${thread} and ${c.nsKey} = ${nsKey})`;
     },
-    jsonField: (document, key) => sql`json_unquote(json_extract(${document}, ${jsonPath(`$.${JSON.stringify(key)}`)}))`,
+    jsonField: (document, key) =>
+      key.startsWith("-")
+        ? memberByName(document, key)
+        : sql`json_unquote(json_extract(${document}, ${jsonPath(`$.${JSON.stringify(key)}`)}))`,
     millisAgo: (ms) => sql`(${threadSql.now} - ${ms})`,
     // created_at holds milliseconds since the epoch (see the schema).
     epochMillis: (ms) => sql`${ms}`,

@@ -124,7 +124,9 @@ const UNDEFINED = new ExtData(EXT.undefined, new Uint8Array(0));
  * encoder is given a hook that writes our undefined extension instead.
  */
 function createEncoder(level: number): Encoder {
-  const encoder = new Encoder({ extensionCodec: codec, useBigInt64: false });
+  // The library's own depth bound (100 by default) would refuse plain values far below
+  // ours; ours is checked in the hook below. +1: the library counts a scalar leaf too.
+  const encoder = new Encoder({ extensionCodec: codec, useBigInt64: false, maxDepth: MAX_NESTING_DEPTH + 1 });
   const internals = encoder as unknown as {
     doEncode(object: unknown, depth: number): void;
     encodeExtension(ext: ExtData): void;

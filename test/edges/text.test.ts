@@ -104,4 +104,21 @@ describe.each(CASES)("text columns on %s", (_, dialect, clause) => {
     }
     expect(await saver.getDeltaChannelHistory({ config: second, channels: Object.keys(expected) })).toEqual(expected);
   });
+
+  it("finds the stored value of channels whose names start with '-' in getDeltaChannelHistory", async () => {
+    // MariaDB's JSON paths cannot name a key starting with "-", not even quoted.
+    const threadId = newThreadId("dash");
+    const values = { "-x": "dash", "-X": "DASH", "--": "two", "-": "one", "x-": "after" };
+    const first = await putValues(saver, threadConfig(threadId), checkpointOf(uuid6(-1), values));
+    await saver.putWrites(first, [["-x", "w"]], "task-a");
+    const second = await saver.put(first, { ...checkpointOf(uuid6(-1)), channel_versions: {} }, loopMetadata(1), {});
+    const history = await saver.getDeltaChannelHistory({ config: second, channels: Object.keys(values) });
+    expect(history).toEqual({
+      "-x": { seed: "dash", writes: [["task-a", "-x", "w"]] },
+      "-X": { seed: "DASH", writes: [] },
+      "--": { seed: "two", writes: [] },
+      "-": { seed: "one", writes: [] },
+      "x-": { seed: "after", writes: [] },
+    });
+  });
 });

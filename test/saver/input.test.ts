@@ -135,6 +135,48 @@ describe.each(DIALECTS)("input handling on %s", (dialect) => {
     expect(await saver.getTuple({ configurable: { thread_id: "t-too-deep" } })).toBeUndefined();
   });
 
+  it("stores channel values and pending writes nested as deep as the serializer documents (1000 levels)", async () => {
+    const nested = (levels: number) => {
+      let value: unknown = "leaf";
+      for (let i = 0; i < levels; i++) value = i % 2 === 0 ? { a: value } : [value];
+      return value;
+    };
+    const deep = nested(1000);
+    const config = await saver.put({ configurable: { thread_id: "t-deep-value" } }, checkpoint({ deep }), metadata, {
+      deep: "1",
+    });
+    await saver.putWrites(config, [["deep", deep]], "task");
+    const tuple = await saver.getTuple(config);
+    expect(tuple?.checkpoint.channel_values.deep).toEqual(deep);
+    expect(tuple?.pendingWrites).toEqual([["task", "deep", deep]]);
+  });
+
+  it("refuses a numeric channel version that cannot name its value (NaN, Infinity, exponent form), writing nothing", async () => {
+    // A value's row is found through the version's text in the checkpoint's JSON copy of
+    // channel_versions: NaN and Infinity become null there, and PostgreSQL prints 1e21 as
+    // 1000000000000000000000, so the value was stored and then never read back.
+    for (const version of [Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7]) {
+      const threadId = `t-version-${String(version)}`;
+      const bad = { ...checkpoint({ a: "value" }), channel_versions: { a: version } };
+      await expect(saver.put({ configurable: { thread_id: threadId } }, bad, metadata, { a: version })).rejects.toThrow(
+        new RegExp(`version of channel "a" must be .*, got ${String(version).replace("+", "\\+")}`),
+      );
+      // Also when only the checkpoint names it (its value stored by an earlier put).
+      await expect(saver.put({ configurable: { thread_id: threadId } }, bad, metadata, {})).rejects.toThrow(
+        InvalidInputError,
+      );
+      expect(await saver.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
+    }
+    // Numbers as other savers write them still work, and are read back with their values.
+    for (const version of [0, 7, 1.5, 2 ** 60]) {
+      const good = { ...checkpoint({ a: "value" }), channel_versions: { a: version } };
+      const config = await saver.put({ configurable: { thread_id: `t-version-ok-${version}` } }, good, metadata, {
+        a: version,
+      });
+      expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ a: "value" });
+    }
+  });
+
   it("lets a second saver instance read what the first wrote", async () => {
     const config: RunnableConfig = await saver.put(
       { configurable: { thread_id: "t-shared" } },

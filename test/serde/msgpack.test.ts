@@ -174,6 +174,26 @@ describe("MsgpackSerializer", () => {
     await expect(serde.loadsTyped("msgpack", extensions)).rejects.toThrow(/nested deeper than/);
   });
 
+  it("writes plain arrays and objects nested up to the documented depth, not only extensions", async () => {
+    // The MessagePack encoder has a bound of its own (100 levels by default), below ours.
+    const arrays = (depth: number) => {
+      let value: unknown = 1;
+      for (let i = 0; i < depth; i++) value = [value];
+      return value;
+    };
+    const objects = (depth: number) => {
+      let value: unknown = "leaf";
+      for (let i = 0; i < depth; i++) value = { a: value };
+      return value;
+    };
+    for (const depth of [101, MAX_NESTING_DEPTH]) {
+      expect(await roundTrip(arrays(depth))).toStrictEqual(arrays(depth));
+      expect(await roundTrip(objects(depth))).toStrictEqual(objects(depth));
+    }
+    await expect(serde.dumpsTyped(arrays(MAX_NESTING_DEPTH + 1))).rejects.toThrow(/nested deeper than/);
+    await expect(serde.dumpsTyped(objects(MAX_NESTING_DEPTH + 1))).rejects.toThrow(/nested deeper than/);
+  });
+
   it("bounds the nesting of LangGraph's JSON format the same way", async () => {
     const nested = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
     expect(await serde.loadsTyped("json", nested(MAX_NESTING_DEPTH))).toBeInstanceOf(Array);

@@ -12,7 +12,7 @@ import {
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
 import type { Dialect } from "../../dialects/dialect.js";
-import { InvalidInputError, MissingParentError } from "../../errors.js";
+import { describeValue, InvalidInputError, MissingParentError } from "../../errors.js";
 import type { Templates } from "../../sql/statements.js";
 import { WHOLE } from "../values/delta-read.js";
 import { DELTA_TYPE_PREFIX, type DeltaCache } from "../values/deltas.js";
@@ -165,9 +165,7 @@ export class CheckpointWriter {
     const remembered: (() => void)[] = [];
     for (const [channel, version] of Object.entries(newVersions)) {
       requireId(channel, "channel name");
-      if (typeof version !== "string" && typeof version !== "number") {
-        throw new InvalidInputError(`put: the version of channel "${channel}" must be a string or a number`);
-      }
+      requireVersion(channel, version);
       const stored = String(storedVersion(version));
       requireKeyWithinLimit([threadId, ns, channel, stored], `put: the key of channel "${channel}"`);
       if (!Object.hasOwn(values, channel)) {
@@ -257,7 +255,22 @@ function readPutInput(config: RunnableConfig, checkpoint: Checkpoint, newVersion
   if (!isRecord(checkpoint.channel_versions)) {
     throw new InvalidInputError("put: checkpoint.channel_versions must be an object");
   }
+  for (const [channel, version] of Object.entries(checkpoint.channel_versions)) requireVersion(channel, version);
   const checkpointId = requireId(checkpoint.id, "checkpoint.id");
   requireKeyWithinLimit([threadId, ns, checkpointId], "put: the checkpoint's key");
   return { threadId, ns, parentId, checkpointId };
+}
+
+/**
+ * A value's row is found through its version's text in the checkpoint's JSON copy of
+ * channel_versions, so a number must print there as JavaScript prints it: NaN and
+ * Infinity become null, and PostgreSQL writes 1e21 or 1e-7 out in full (its values
+ * would be stored and never read). LangGraph's and our versions never take these forms.
+ */
+function requireVersion(channel: string, version: unknown): void {
+  if (typeof version === "string") return;
+  if (typeof version === "number" && Number.isFinite(version) && !String(version).includes("e")) return;
+  throw new InvalidInputError(
+    `put: the version of channel "${channel}" must be a string or a finite number without an exponent, got ${typeof version === "number" ? String(version) : describeValue(version)}`,
+  );
 }
