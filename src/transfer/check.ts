@@ -13,6 +13,7 @@ import { InvalidInputError, SerializationError } from "../errors.js";
 import { DELTA_TYPE_PREFIX, parseStoredChain } from "../savers/values/deltas.js";
 import { serializeMetadata } from "../savers/values/metadata.js";
 import { asBytes, tupleKey } from "../savers/values/values.js";
+import { isStorableVersion } from "../savers/write/versions.js";
 import { checkJsonDepth } from "../serde/bounds.js";
 import type { BlobRecord, CheckpointRecord, TransferRecord, WriteRecord } from "./records.js";
 
@@ -111,6 +112,12 @@ export class ThreadChecker {
       throw new InvalidInputError(`${name}: its channel_versions is not an object`);
     }
     const entries = Object.entries(versions as Record<string, unknown>);
+    const unstorable = entries.find(([, version]) => !isStorableVersion(version));
+    if (unstorable) {
+      throw new InvalidInputError(
+        `${name}: the version of channel ${JSON.stringify(unstorable[0])} is ${String(unstorable[1])}, which cannot name a value (a string or a finite number without an exponent)`,
+      );
+    }
     const copy = record.channelVersions;
     if (
       entries.length !== Object.keys(copy).length ||

@@ -94,6 +94,15 @@ const replaceKind = <K extends TransferRecord["kind"]>(
   });
 };
 
+/** A first checkpoint whose channel version is a number in exponent form, which no database's JSON keeps as such. */
+const [exponentType, exponentCheckpoint] = await serde.dumpsTyped({
+  v: 4,
+  id: checkpointId(1),
+  ts: new Date(Date.UTC(2025, 0, 1, 0, 0, 1)).toISOString(),
+  channel_versions: { messages: 1e21 },
+  versions_seen: {},
+});
+
 /** The damaged threads, each with the start of the error it must fail with. */
 const DAMAGED: Record<string, [(records: TransferRecord[]) => TransferRecord[], RegExp]> = {
   "bad-checkpoint": [
@@ -125,6 +134,19 @@ const DAMAGED: Record<string, [(records: TransferRecord[]) => TransferRecord[], 
           !(record.kind !== "blob" && record.checkpointId === checkpointId(1)),
       ),
     /^the value of channel "messages" at version "0+2\.1+" \(namespace ""\) extends version "0+1\.1+", which the source does not hold/,
+  ],
+  "exponent-version": [
+    // The first checkpoint alone, its value's row keyed "1e+21": whole, but PostgreSQL's JSON prints 1e21 in full.
+    (r) =>
+      r
+        .filter((record) => record.kind === "blob" || record.checkpointId === checkpointId(1))
+        .filter((record) => !(record.kind === "blob" && record.deltaChain))
+        .map((record) => {
+          if (record.kind === "blob") return { ...record, version: String(1e21) };
+          if (record.kind !== "checkpoint") return record;
+          return { ...record, type: exponentType, checkpoint: exponentCheckpoint, channelVersions: { messages: 1e21 } };
+        }),
+    /^checkpoint "1ef00000-0000-6000-8000-000000000001" \(namespace ""\): the version of channel "messages" is 1e\+21, which cannot name a value/,
   ],
   "other-copy": [
     (r) => replaceKind(r, "checkpoint", (c) => ({ ...c, channelVersions: { messages: version(7) } })),

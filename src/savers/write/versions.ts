@@ -136,3 +136,15 @@ export function storedVersion(version: unknown): unknown {
 export function storedVersions<T extends Record<string, unknown>>(versions: T): T {
   return Object.fromEntries(Object.entries(versions).map(([channel, v]) => [channel, storedVersion(v)])) as T;
 }
+
+/**
+ * Whether a version can name its value: a value's row is found through its version's text
+ * in the checkpoint's JSON copy of channel_versions, so a number must print there as
+ * JavaScript prints it. NaN and Infinity become null, and PostgreSQL writes 1e21 or 1e-7
+ * out in full (its values would be stored and never read). LangGraph's and our versions
+ * never take these forms.
+ */
+export function isStorableVersion(version: unknown): version is string | number {
+  if (typeof version === "string") return true;
+  return typeof version === "number" && Number.isFinite(version) && !String(version).includes("e");
+}

@@ -31,7 +31,7 @@ import {
   toBuffer,
   tupleKey,
 } from "../values/values.js";
-import { storedVersion, storedVersions } from "./versions.js";
+import { isStorableVersion, storedVersion, storedVersions } from "./versions.js";
 import { WriteStatements } from "./write-statements.js";
 
 /**
@@ -261,15 +261,9 @@ function readPutInput(config: RunnableConfig, checkpoint: Checkpoint, newVersion
   return { threadId, ns, parentId, checkpointId };
 }
 
-/**
- * A value's row is found through its version's text in the checkpoint's JSON copy of
- * channel_versions, so a number must print there as JavaScript prints it: NaN and
- * Infinity become null, and PostgreSQL writes 1e21 or 1e-7 out in full (its values
- * would be stored and never read). LangGraph's and our versions never take these forms.
- */
+/** Refuses a version that cannot name its value's row ({@link isStorableVersion}). */
 function requireVersion(channel: string, version: unknown): void {
-  if (typeof version === "string") return;
-  if (typeof version === "number" && Number.isFinite(version) && !String(version).includes("e")) return;
+  if (isStorableVersion(version)) return;
   throw new InvalidInputError(
     `put: the version of channel "${channel}" must be a string or a finite number without an exponent, got ${typeof version === "number" ? String(version) : describeValue(version)}`,
   );
