@@ -30,44 +30,34 @@ describe("an import from a file that is no transfer file", () => {
   });
 });
 
-describe("a line nested deeply", () => {
+// 8 to 12 MB of brackets, far below the line bound, that JSON.parse would turn into hundreds of megabytes.
+const DEPTH = 4_000_000;
+const ARRAYS = 4_000_000;
+const BRACKETS: [string, string, string, string][] = [
+  ["nested deeply", "deep", `${"[".repeat(DEPTH)}${"]".repeat(DEPTH)}`, "value nested deeper than 1001 levels"],
+  [
+    "of many arrays side by side",
+    "wide",
+    `[${"[],".repeat(ARRAYS - 1)}[]]`,
+    `value holding more than ${MAX_LINE_CONTAINERS} arrays and objects`,
+  ],
+];
+
+describe.each(BRACKETS)("a line %s", (_, prefix, extra, message) => {
   it("fails its thread without parsing it; the process does not run out of memory", { timeout: 120_000 }, async () => {
-    const file = path("deep.jsonl");
-    await writeSyntheticFile(file, { threads: 3, checkpoints: 2, prefix: "deep" });
+    const file = path(`${prefix}.jsonl`);
+    await writeSyntheticFile(file, { threads: 3, checkpoints: 2, prefix });
     const lines = readFileSync(file, "utf8").split("\n");
-    const bad = lines.findIndex((line) => line.includes('"thread_id":"deep-1"')) + 2;
-    // 8 MB of brackets, far below the line bound, that JSON.parse would turn into hundreds of megabytes.
-    const depth = 4_000_000;
-    lines[bad] = `${lines[bad].slice(0, -1)},"extra":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    const bad = lines.findIndex((line) => line.includes(`"thread_id":"${prefix}-1"`)) + 2;
+    lines[bad] = `${lines[bad].slice(0, -1)},"extra":${extra}}`;
     writeFileSync(file, lines.join("\n"));
     const { saver, url } = await target("sqlite");
 
     const cli = await runCli(["import", "--url", url, "--file", file], undefined, ["--max-old-space-size=128"]);
     expect(cli.code, cli.stderr).toBe(1);
-    expect(cli.stdout).toContain(`failed: thread "deep-1": line ${bad + 1}: value nested deeper than 1001 levels`);
+    expect(cli.stdout).toContain(`failed: thread "${prefix}-1": line ${bad + 1}: ${message}`);
     expect(cli.stderr).toBe("error: 1 thread failed\n");
-    expect(await threadIds(saver)).toEqual(["deep-0", "deep-2"]);
-  });
-});
-
-describe("a line of many arrays side by side", () => {
-  it("fails its thread without parsing it; the process does not run out of memory", { timeout: 120_000 }, async () => {
-    const file = path("wide.jsonl");
-    await writeSyntheticFile(file, { threads: 3, checkpoints: 2, prefix: "wide" });
-    const lines = readFileSync(file, "utf8").split("\n");
-    const bad = lines.findIndex((line) => line.includes('"thread_id":"wide-1"')) + 2;
-    // 12 MB of empty arrays, each 40 bytes or more once parsed: hundreds of megabytes.
-    const arrays = 4_000_000;
-    lines[bad] = `${lines[bad].slice(0, -1)},"extra":[${"[],".repeat(arrays - 1)}[]]}`;
-    writeFileSync(file, lines.join("\n"));
-    const { saver, url } = await target("sqlite");
-
-    const cli = await runCli(["import", "--url", url, "--file", file], undefined, ["--max-old-space-size=128"]);
-    expect(cli.code, cli.stderr).toBe(1);
-    expect(cli.stdout).toContain(
-      `failed: thread "wide-1": line ${bad + 1}: value holding more than ${MAX_LINE_CONTAINERS} arrays and objects`,
-    );
-    expect(await threadIds(saver)).toEqual(["wide-0", "wide-2"]);
+    expect(await threadIds(saver)).toEqual([`${prefix}-0`, `${prefix}-2`]);
   });
 });
 
