@@ -91,7 +91,7 @@ export class ValueSealing {
       const key = keyOf(row);
       const opened = this.openWrite(row, key);
       if (!this.sealer) return opened;
-      const place = JSON.stringify([key.checkpointId, row.task_id, Number(row.idx)]);
+      const place = `${key.checkpointId}\0${row.task_id}\0${Number(row.idx)}`; // ids hold no NUL
       if (seen.has(place)) {
         throw new DecryptionError(
           `the pending write ${Number(row.idx)} of task ${JSON.stringify(row.task_id)} of thread ${JSON.stringify(key.threadId)}, namespace ${JSON.stringify(key.ns)}, checkpoint ${JSON.stringify(key.checkpointId)} is stored twice: one is a copy made by SQL; refusing them`,
