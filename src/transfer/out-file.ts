@@ -83,7 +83,17 @@ export function openExportFile(path: string, options: ExportFileOptions): Export
   if (existing && !options.overwrite) throw exists();
   if (existing && !existing.isFile()) return inPlace(path, link, cannot);
 
-  // Random, created exclusively and never through a link: a name planted in advance is refused, not followed.
+  const temp = createTemporary(path, existing, cannot);
+  const moveIn = (from: string) => (options.overwrite ? renameSync(from, path) : place(from, path, exists));
+  return temporaryExport(temp, moveIn, cannot);
+}
+
+/**
+ * A new temporary file beside `path`: a random name, created exclusively and never through a
+ * link (a name planted in advance is refused, not followed), removed if the process exits
+ * first; with the mode (and owner, where allowed) of the file it is to replace.
+ */
+function createTemporary(path: string, existing: Stats | undefined, cannot: (error: unknown) => Error) {
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString("hex")}.tmp`);
   let fd: number;
   try {
@@ -97,7 +107,6 @@ export function openExportFile(path: string, options: ExportFileOptions): Export
   }
   unfinished.add(temp);
   if (existing) {
-    // --force keeps the replaced file's permissions (and its owner, where this user may set it).
     try {
       fchmodSync(fd, existing.mode & 0o7777);
       fchownSync(fd, existing.uid, existing.gid);
@@ -105,7 +114,17 @@ export function openExportFile(path: string, options: ExportFileOptions): Export
       // another user's file: it becomes this user's, mode kept
     }
   }
-  const stream = createWriteStream(temp, { fd, autoClose: false });
+  return { path: temp, fd };
+}
+
+/** The export written to the temporary file: `commit` syncs it and moves it in with `moveIn`; `discard` removes it. */
+function temporaryExport(
+  temp: { path: string; fd: number },
+  moveIn: (from: string) => void,
+  cannot: (error: unknown) => Error,
+): ExportFile {
+  const { path, fd } = temp;
+  const stream = createWriteStream(path, { fd, autoClose: false });
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -113,9 +132,9 @@ export function openExportFile(path: string, options: ExportFileOptions): Export
     closeSync(fd);
   };
   const remove = () => {
-    unfinished.delete(temp);
+    unfinished.delete(path);
     try {
-      unlinkSync(temp);
+      unlinkSync(path);
     } catch {
       // already gone
     }
@@ -131,8 +150,7 @@ export function openExportFile(path: string, options: ExportFileOptions): Export
         });
         fsyncSync(fd);
         close();
-        if (options.overwrite) renameSync(temp, path);
-        else place(temp, path, exists);
+        moveIn(path);
       } catch (error) {
         try {
           close();
@@ -140,7 +158,7 @@ export function openExportFile(path: string, options: ExportFileOptions): Export
         remove();
         throw error instanceof InvalidInputError ? error : cannot(error);
       }
-      unfinished.delete(temp);
+      unfinished.delete(path);
     },
     async discard() {
       // The descriptor is closed only once the stream is done with it: a write still in
