@@ -20,15 +20,16 @@ export function insertValues(table: Table, columns: Column[], rows: unknown[][])
   return sql`insert into ${table} (${names(columns)}) values ${values}`;
 }
 
-/** INSERT ... ON CONFLICT (key) DO NOTHING | DO UPDATE, as PostgreSQL and SQLite write it. */
-export function onConflictInsert({ table, columns, rows, conflictTarget, update }: InsertSpec): SQL {
-  const action =
-    update.length === 0
-      ? sql`do nothing`
-      : sql`do update set ${sql.join(
-          update.map((column) => sql`${sql.identifier(column.name)} = excluded.${sql.identifier(column.name)}`),
-          sql`, `,
-        )}`;
+/** INSERT ... ON CONFLICT (key) DO NOTHING | DO UPDATE, as PostgreSQL and SQLite write it; `assignments`: more `col = expr` of the update. */
+export function onConflictInsert(
+  { table, columns, rows, conflictTarget, update }: InsertSpec,
+  assignments: SQL[] = [],
+): SQL {
+  const set = [
+    ...update.map((column) => sql`${sql.identifier(column.name)} = excluded.${sql.identifier(column.name)}`),
+    ...assignments,
+  ];
+  const action = set.length === 0 ? sql`do nothing` : sql`do update set ${sql.join(set, sql`, `)}`;
   return sql`${insertValues(table, columns, rows)} on conflict (${names(conflictTarget)}) ${action}`;
 }
 

@@ -55,13 +55,16 @@ export function onConflictUpsert(c: StoreColumns) {
     (column) => sql`excluded.${name(column)}`,
   );
   return (rows: unknown[][]) =>
-    sql`${onConflictInsert({
-      table: c.table,
-      columns: upsertColumns(c),
-      rows,
-      conflictTarget: [c.nsPath, c.key],
-      update: replacedColumns(c),
-    })}, ${name(c.createdAt)} = ${createdAt}`;
+    onConflictInsert(
+      {
+        table: c.table,
+        columns: upsertColumns(c),
+        rows,
+        conflictTarget: [c.nsPath, c.key],
+        update: replacedColumns(c),
+      },
+      [sql`${name(c.createdAt)} = ${createdAt}`],
+    );
 }
 
 /** `StoreDialect.runAlone`: one statement, again on a conflict. */

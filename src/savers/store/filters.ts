@@ -35,17 +35,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * A member name or string no item holds (puts refuse NUL and lone surrogates), refused as
- * puts refuse it: PostgreSQL fails on such text with its own error, the others match nothing.
+ * Text every database stores alike (keys, labels, strings of values and filters): a NUL
+ * or a lone surrogate is refused, as PostgreSQL fails on such text with its own error
+ * while the others take it (filters then matched nothing).
  */
-function checkText(text: string, where: string): string {
-  if (text.includes("\0")) throw new InvalidInputError(`filter ${where}: contains a NUL character`);
-  if (!text.isWellFormed()) throw new InvalidInputError(`filter ${where}: contains a lone surrogate`);
+export function checkText(text: unknown, what: string): string {
+  if (typeof text !== "string") throw new InvalidInputError(`${what} must be a string, got ${describeValue(text)}`);
+  if (text.includes("\0")) throw new InvalidInputError(`${what} contains a NUL character`);
+  if (!text.isWellFormed()) throw new InvalidInputError(`${what} contains a lone surrogate`);
   return text;
 }
 
 function scalar(value: unknown, where: string): Scalar {
-  if (typeof value === "string") return checkText(value, where);
+  if (typeof value === "string") return checkText(value, `filter ${where}`);
   if (value === null || typeof value === "boolean") return value;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new InvalidInputError(`filter ${where}: ${value} is not a JSON number`);
@@ -98,7 +100,7 @@ export function parseFilter(filter: unknown): FilterCondition[] {
   if (!isPlainObject(filter)) throw new InvalidInputError(`filter must be an object, got ${describeValue(filter)}`);
   const conditions: FilterCondition[] = [];
   for (const [key, condition] of Object.entries(filter)) {
-    checkText(key, `key ${JSON.stringify(key)}`);
+    checkText(key, `filter key ${JSON.stringify(key)}`);
     if (isPlainObject(condition)) {
       const names = Object.keys(condition);
       if (names.length === 0 || !names.every((name) => name.startsWith("$"))) {

@@ -7,7 +7,7 @@ import type { Operation } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
 import { MAX_KEY_BYTES } from "../values/values.js";
-import { parseFilter } from "./filters.js";
+import { checkText, parseFilter } from "./filters.js";
 import { checkNamespace, encodePath, type MatchCondition } from "./namespaces.js";
 
 export interface GetPlan {
@@ -72,14 +72,6 @@ function nonNegativeInteger(value: unknown, fallback: number, what: string): num
     throw new InvalidInputError(`${what} must be a non-negative integer, got ${String(value)}`);
   }
   return value;
-}
-
-/** A key or label that every database stores exactly: no NUL (PostgreSQL text), no lone surrogate. */
-function checkText(text: unknown, what: string): string {
-  if (typeof text !== "string") throw new InvalidInputError(`${what} must be a string, got ${describeValue(text)}`);
-  if (text.includes("\0")) throw new InvalidInputError(`${what} contains a NUL character`);
-  if (!text.isWellFormed()) throw new InvalidInputError(`${what} contains a lone surrogate`);
-  return text;
 }
 
 function checkLength(text: string, limit: number | undefined, what: string): void {
