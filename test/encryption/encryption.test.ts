@@ -272,6 +272,27 @@ describe.each(DIALECTS)("encryption at rest on %s", (dialect: DialectName) => {
     expect(String(error)).toContain(`checkpoint "${configs[0].configurable?.checkpoint_id}"`);
   });
 
+  it("a flipped byte in the value getDeltaChannelHistory starts from names the checkpoint it belongs to", async () => {
+    const { configs } = await grow(saver, "seed-flip", "SEEDFLIP", 3);
+    // The walk from the third checkpoint starts from the second one's values.
+    const parent = `checkpoint "${configs[1].configurable?.checkpoint_id}"`;
+    for (const channel of ["note", "messages"]) {
+      const rows = await raw.query(
+        `select version, ${raw.id("type")} as type, ${raw.id("blob")} as data from ${blobs(raw)} where thread_id = ? and channel = ? order by version desc`,
+        ["seed-flip", channel],
+      );
+      const flipped = Buffer.from(rows[1].data as Uint8Array);
+      flipped[20] ^= 0x01;
+      await setBlob("seed-flip", channel, rows[1].version, rows[1].type, flipped);
+      const error = await saver
+        .getDeltaChannelHistory({ config: configs[2], channels: [channel] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DecryptionError);
+      expect(String(error)).toMatch(new RegExp(`channel "${channel}".*thread "seed-flip".*${parent}`));
+      await setBlob("seed-flip", channel, rows[1].version, rows[1].type, rows[1].data);
+    }
+  });
+
   it("a sealed row whose bytes were set to NULL fails with DecryptionError naming the thread and checkpoint", async () => {
     const { configs } = await grow(saver, "nulled", "NULLED", 1);
     const checkpoint = `checkpoint "${configs[0].configurable?.checkpoint_id}"`;

@@ -97,16 +97,20 @@ export class DeltaChannelWalk {
     return result;
   }
 
-  /** A seed row's value; an incremental one is reassembled from the versions it extends. */
+  /**
+   * A seed row's value; an incremental one is reassembled from the versions it extends.
+   * Errors name the ancestor whose version it is.
+   */
   private async seedValue(threadId: string, ns: string, row: Row): Promise<unknown> {
+    const checkpointId = row.checkpoint_id as string;
     const blob: Row = { ...row, thread_id: threadId, checkpoint_ns: ns, data: row.blob };
     if (row.delta_chain === null || row.delta_chain === undefined) {
-      const opened = this.sealing.openBlob(blob, undefined);
+      const opened = this.sealing.openBlob(blob, checkpointId);
       return this.serde.loadsTyped(opened.type as string, asBytes(opened.data));
     }
     const blobs = new Map([[blobKey(threadId, ns, row.channel, row.version), blob]]);
     await this.assembler.addBases(blobs);
-    const place = { key: { threadId, ns, checkpointId: "" }, channel: row.channel as string };
+    const place = { key: { threadId, ns, checkpointId }, channel: row.channel as string };
     return (await this.assembler.decode(blob, blobs, place)).value;
   }
 
@@ -155,8 +159,8 @@ export class DeltaChannelWalk {
       where chain.depth >= ${first} and ${w.channel} in (${channelList})
       union all
       select 'seed', seeds.depth, seeds.channel, null, null, null, seeds.type, seeds.blob, null, seeds.version,
-             seeds.delta_chain, null from (
-        select chain.depth as depth, ${as(b.channel, "channel")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
+             seeds.delta_chain, seeds.checkpoint_id from (
+        select chain.depth as depth, chain.checkpoint_id as checkpoint_id, ${as(b.channel, "channel")}, ${as(b.type, "type")}, ${as(b.blob, "blob")},
                ${as(b.version, "version")}, ${as(b.deltaChain, "delta_chain")},
                row_number() over (partition by ${b.channel} order by chain.depth) as nearest
         from chain
