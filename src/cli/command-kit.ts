@@ -15,6 +15,18 @@ export interface DatabaseOptions extends LayoutOptions {
   json?: boolean;
 }
 
+/** The databases the running command uses, remembered so an error can name the one it is about. */
+export interface RunContext {
+  url?: string;
+  /** An import's source database. */
+  sourceUrl?: string;
+}
+
+/** The context's URLs, the target first. */
+export function contextUrls(context: RunContext): string[] {
+  return [context.url, context.sourceUrl].filter((url): url is string => url !== undefined);
+}
+
 export interface CommandKit {
   /** Receives everything printed on stdout, and holds the run's streams. */
   out: Output;
@@ -25,6 +37,8 @@ export interface CommandKit {
   tableCommand(name: string, description: string): Command;
   /** The URL of a command's options (--url or the environment), remembered for error messages. */
   url(options: { url?: string }): string;
+  /** An import's source URL, remembered for error messages. */
+  source(url: string): string;
   /** The URL and the table layout of a command (the layout is checked against the kind of database). */
   target(options: DatabaseOptions): { url: string; layout: Layout };
   yesOption(): Option;
@@ -74,8 +88,8 @@ const layoutOptions = (command: Command) =>
       ).env(LAYOUT_ENV.migrationsSchema),
     );
 
-/** The kit of `program`; `context.url` receives the URL of the command that runs. */
-export function commandKit(program: Command, out: Output, context: { url?: string }): CommandKit {
+/** The kit of `program`; `context` receives the URLs of the command that runs. */
+export function commandKit(program: Command, out: Output, context: RunContext): CommandKit {
   const url = (options: { url?: string }) => {
     context.url = requireUrl(options.url);
     return context.url;
@@ -86,6 +100,10 @@ export function commandKit(program: Command, out: Output, context: { url?: strin
     databaseCommand,
     tableCommand: (name, description) => layoutOptions(databaseCommand(program, name, description)),
     url,
+    source(url) {
+      context.sourceUrl = url;
+      return url;
+    },
     target(options) {
       const target = url(options);
       return { url: target, layout: resolveLayout(target, options) };

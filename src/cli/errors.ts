@@ -1,6 +1,6 @@
 /** Errors the CLI reports as one line on stderr, and the exit codes it uses. */
 import { CliError, isFailedStatement } from "../errors.js";
-import { redactText, redactUrl } from "./redact.js";
+import { redactText, redactUrl, serverOf } from "./redact.js";
 
 export const EXIT_OK = 0;
 /** The operation failed: database error, unknown thread or checkpoint, failed migration. */
@@ -64,25 +64,43 @@ function firstLine(text: string): string {
 
 /**
  * A one-line description of any error, for `error: <description>` on stderr, with the
- * passwords of `url` and of any URL it quotes hidden (escaping is left to the printer).
+ * passwords of `urls` (the databases the command uses, its target first) and of any URL
+ * it quotes hidden (escaping is left to the printer).
  */
-export function describeError(error: unknown, url?: string): string {
-  return redactText(describeUnredacted(error, url), url);
+export function describeError(error: unknown, urls: readonly string[] = []): string {
+  return redactText(describeUnredacted(error, urls), urls);
 }
 
-function describeUnredacted(error: unknown, url?: string): string {
+function describeUnredacted(error: unknown, urls: readonly string[]): string {
   if (error instanceof CliError) return error.message;
   const cause = rootCause(error);
   const code = codeOf(cause) ?? codeOf(error);
   if (code !== undefined && code in UNREACHABLE) {
-    const where = url === undefined ? "the database server" : redactUrl(url);
-    return `cannot reach ${where}: ${UNREACHABLE[code]} (${code})`;
+    return `cannot reach ${unreachableServer(cause, urls)}: ${UNREACHABLE[code]} (${code})`;
   }
   if (cause instanceof Error) {
     const message = firstLine(cause.message) || cause.name;
     return code !== undefined && !message.includes(code) ? `${message} (${code})` : message;
   }
   return firstLine(String(cause));
+}
+
+/**
+ * Which of the command's databases a connection error is about (an import reads one and
+ * writes another): the one at the host and port the error names, else the only one on
+ * that port or of that host name; the target when the error names neither.
+ */
+function unreachableServer(cause: unknown, urls: readonly string[]): string {
+  if (urls.length <= 1) return urls.length === 1 ? redactUrl(urls[0]) : "the database server";
+  const { address, port, hostname } = (cause ?? {}) as { address?: unknown; port?: unknown; hostname?: unknown };
+  const host = typeof address === "string" ? address : typeof hostname === "string" ? hostname : undefined;
+  const servers = urls.map((url) => ({ url, server: serverOf(url) }));
+  const samePort = servers.filter(({ server }) => port === undefined || server?.port === port);
+  const named =
+    samePort.find(({ server }) => host !== undefined && server?.host === host.toLowerCase()) ??
+    (samePort.length === 1 && port !== undefined ? samePort[0] : undefined);
+  if (named) return redactUrl(named.url);
+  return host !== undefined && typeof port === "number" ? `the database server at ${host}:${port}` : redactUrl(urls[0]);
 }
 
 /** The exit code for an error thrown while a command runs. */

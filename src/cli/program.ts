@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
-import { type CommandKit, commandKit, type DatabaseOptions } from "./command-kit.js";
+import { type CommandKit, commandKit, type DatabaseOptions, type RunContext } from "./command-kit.js";
 import { registerEncryptionCommands } from "./commands/encryption.js";
 import { history, show, type ThreadsOptions, threads } from "./commands/inspect.js";
 import { copy as copyThreads, expire, prune } from "./commands/lifecycle.js";
@@ -41,7 +41,7 @@ function version(): string {
 }
 
 /** The command-line program; `out` receives everything printed on stdout, and holds the run's streams. */
-export function buildProgram(out: Output, context: { url?: string } = {}): Command {
+export function buildProgram(out: Output, context: RunContext = {}): Command {
   const program = new Command("langgraph-checkpoint-drizzle")
     .description(
       "Administer LangGraph checkpoints stored by langgraph-checkpoint-drizzle (PostgreSQL, MySQL/MariaDB, SQLite).\n" +

@@ -78,10 +78,39 @@ function urlSecrets(url: string): string[] {
   return [...secrets].filter((secret) => secret.length >= 3).sort((a, b) => b.length - a.length);
 }
 
-/** Every URL in a message redacted, and the secrets of `url` (the one the command uses) hidden wherever they appear. */
-export function redactText(text: string, url?: string): string {
+/** The default ports of the server URLs' schemes. */
+const DEFAULT_PORTS: ReadonlyMap<string, number> = new Map([
+  ["postgres", 5432],
+  ["postgresql", 5432],
+  ["mysql", 3306],
+  ["mariadb", 3306],
+]);
+
+/**
+ * The host (lower case, without IPv6 brackets) and port a server URL names, its
+ * scheme's default port when it names none; undefined for an SQLite path or file URL.
+ */
+export function serverOf(url: string): { host: string; port: number } | undefined {
+  const scheme = SCHEME.exec(url)?.[0];
+  const defaultPort = scheme === undefined ? undefined : DEFAULT_PORTS.get(scheme.slice(0, -3).toLowerCase());
+  if (scheme === undefined || defaultPort === undefined) return undefined;
+  const rest = url.slice(scheme.length);
+  const afterUserinfo = rest.slice((userinfoOf(rest)?.at ?? -1) + 1);
+  const authority = afterUserinfo.split(/[/?#]/, 1)[0];
+  const match = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(authority);
+  if (!match) return undefined;
+  return {
+    host: decoded(match[1].replace(/^\[|\]$/g, "")).toLowerCase(),
+    port: match[2] === undefined ? defaultPort : Number(match[2]),
+  };
+}
+
+/** Every URL in a message redacted, and the secrets of `urls` (the ones the command uses) hidden wherever they appear. */
+export function redactText(text: string, urls: readonly string[] = []): string {
   // A URL in a sentence ends before the punctuation that follows it ("cannot reach <url>: ...").
   let result = text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]*[^\s"'<>.,;:)]/gi, (found) => redactUrl(found));
-  if (url !== undefined) for (const secret of urlSecrets(url)) result = result.split(secret).join("***");
+  // Longest first: one URL's secret may hold another's.
+  const secrets = urls.flatMap(urlSecrets).sort((a, b) => b.length - a.length);
+  for (const secret of secrets) result = result.split(secret).join("***");
   return result;
 }

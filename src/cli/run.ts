@@ -4,6 +4,7 @@
  * the process's streams; the tests run it on in-memory ones.
  */
 import { CommanderError } from "commander";
+import { contextUrls, type RunContext } from "./command-kit.js";
 import { describeError, EXIT_OK, EXIT_USAGE, exitCodeOf, stackOf } from "./errors.js";
 import type { CliIo } from "./io.js";
 import { Output } from "./output.js";
@@ -15,8 +16,8 @@ import { escapeTerminal } from "./terminal-text.js";
 const DEBUG_ENV = "LANGGRAPH_CHECKPOINT_DEBUG";
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  // The command stores its database URL here, so an error can name the server it could not reach.
-  const context: { url?: string } = {};
+  // The command stores its database URLs here, so an error can name the server it could not reach.
+  const context: RunContext = {};
   try {
     const program = buildProgram(new Output(io), context);
     await program.parseAsync(argv, { from: "user" });
@@ -26,9 +27,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       // commander has printed its message (or the help); only the exit code is left.
       return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
-    io.stderr.write(`error: ${escapeTerminal(describeError(error, context.url))}\n`);
+    io.stderr.write(`error: ${escapeTerminal(describeError(error, contextUrls(context)))}\n`);
     if (process.env[DEBUG_ENV]) {
-      io.stderr.write(`${escapeTerminal(redactText(stackOf(error), context.url), { keepNewlines: true })}\n`);
+      io.stderr.write(`${escapeTerminal(redactText(stackOf(error), contextUrls(context)), { keepNewlines: true })}\n`);
     }
     return exitCodeOf(error);
   }

@@ -33,6 +33,34 @@ describe("CLI errors", { timeout: 300_000 }, () => {
     );
   });
 
+  it("an unreachable import source is the server named, not the target; both passwords hidden", async () => {
+    const target = join(mkdtempSync(join(tmpdir(), "lgcd-cli-")), "target.sqlite");
+    expect((await cli(["migrate", "--url", target])).code).toBe(0);
+    for (const [source, named] of [
+      [
+        "postgres://app:source-secret@127.0.0.1:1/x",
+        /cannot reach postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/x: connection refused/,
+      ],
+      [
+        "mysql://app:source-secret@nowhere.invalid/x",
+        /cannot reach mysql:\/\/app:\*\*\*@nowhere\.invalid\/x: .*\((ENOTFOUND|EAI_AGAIN)\)/,
+      ],
+    ] as const) {
+      const result = await cli(["import", "--url", target, "--from", source]);
+      expectOneLineError(result, 1, named);
+      expect(result.stderr).not.toContain("source-secret");
+    }
+    // Two servers on one port: the error's host decides.
+    const unreachable = await cli([
+      "import",
+      "--url",
+      "postgres://app:target-secret@127.0.0.1:1/x",
+      "--from",
+      "postgres://app:source-secret@nowhere.invalid:1/x",
+    ]);
+    expectOneLineError(unreachable, 1, /cannot reach postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/x: connection refused/);
+  });
+
   it("a host that does not resolve", async () => {
     expectOneLineError(
       await cli(["status", "--url", "postgresql://nowhere.invalid/x"]),

@@ -32,7 +32,7 @@ describe("password redaction", () => {
     const quoted = new Error(
       `connect to ${url}: password authentication failed for "top@secret" (sslpassword k3y-pass)`,
     );
-    const text = describeError(quoted, url);
+    const text = describeError(quoted, [url]);
     for (const secret of ["top@secret", "secret@", "k3y-pass"]) expect(text).not.toContain(secret);
     expect(text).toContain("postgres://app:***@db.internal/app?sslpassword=***");
     expect(redactText("cannot reach mysql://u:pw1@h/db: refused")).toBe("cannot reach mysql://u:***@h/db: refused");

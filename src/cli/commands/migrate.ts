@@ -94,7 +94,7 @@ async function migrationFailure(
 ): Promise<CliError> {
   const reported = (error as { migration?: { tag?: unknown } } | null)?.migration?.tag;
   // A MigrationError names the migration itself; its cause is the database's error.
-  const reason = describeError(typeof reported === "string" ? (error as Error).cause : error, url);
+  const reason = describeError(typeof reported === "string" ? (error as Error).cause : error, [url]);
   if (typeof reported === "string")
     return new CliError(`migration ${reported} failed: ${reason}`, EXIT_FAILURE, { cause: error });
   let stillPending = pendingBefore;

@@ -136,7 +136,7 @@ async function runImport(kit: CommandKit, options: ImportFlags): Promise<void> {
           threadIds: options.thread,
           maxLineBytes: options.maxLineBytes,
         }
-      : databaseSource(options.from as string, options, { schema: options.fromSchema });
+      : databaseSource(kit.source(options.from as string), options, { schema: options.fromSchema });
   const bar = progressBar(kit.out.io, options.dryRun ? "count" : "import", options.progress);
   let summary: ImportSummary;
   try {
