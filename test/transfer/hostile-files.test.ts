@@ -101,6 +101,35 @@ describe("a row given twice", () => {
   });
 });
 
+describe("a thread given twice", () => {
+  it("the second fails, with and without --replace: the first is kept whole, nothing replaced silently", {
+    timeout: 60_000,
+  }, async () => {
+    const file = path("thread-twice.jsonl");
+    await writeSyntheticFile(file, { threads: 3, checkpoints: 2, prefix: "again" });
+    const lines = readFileSync(file, "utf8").split("\n");
+    // again-2 renamed again-0: the file holds again-0 twice, the second time with other values.
+    const renamed = lines.map((line) => line.replaceAll('"thread_id":"again-2"', '"thread_id":"again-0"'));
+    const second = renamed.findLastIndex((line) => line.startsWith('{"kind":"thread","thread_id":"again-0"'));
+    writeFileSync(file, renamed.join("\n"));
+    for (const flags of [[], ["--replace", "--yes"]]) {
+      const { saver, url } = await target("sqlite");
+      const cli = await runCli(["import", "--url", url, "--file", file, ...flags]);
+      expect(cli.code, cli.stderr).toBe(1);
+      expect(cli.stdout).toContain(
+        `failed: thread "again-0": line ${second + 1}: thread "again-0" is given a second time (first at line 2); a file gives a thread once`,
+      );
+      expect(await threadIds(saver)).toEqual(["again-0", "again-1"]);
+      const history = [];
+      for await (const tuple of saver.list({ configurable: { thread_id: "again-0" } })) history.push(tuple);
+      expect(history.map((tuple) => tuple.checkpoint.channel_values.messages)).toEqual([
+        { text: `again-0 step 1 ${"x".repeat(100)}` },
+        { text: `again-0 step 0 ${"x".repeat(100)}` },
+      ]);
+    }
+  });
+});
+
 describe("a time that is not ISO 8601", () => {
   it('fails its thread, where Date.parse would have made 2001-01-01 of "1"', async () => {
     const file = path("times.jsonl");

@@ -73,6 +73,9 @@ export class FileSource implements TransferSource {
     }
     checkHeader(header);
     let threads = 0;
+    // The line of each thread's "thread" line: a thread given again would replace or
+    // clash with what the first gave (a file gives a thread once).
+    const firstLines = new Map<string, number>();
     let line = await this.nextLine();
     for (;;) {
       if (line === undefined) {
@@ -92,7 +95,10 @@ export class FileSource implements TransferSource {
       }
       threads++;
       const { threadId } = line;
-      const stream = this.threadRecords(threadId);
+      const first = firstLines.get(threadId);
+      if (first === undefined) firstLines.set(threadId, this.reader.number);
+      const stream =
+        first === undefined ? this.threadRecords(threadId) : this.givenAgain(threadId, first, this.reader.number);
       if (!this.wanted || this.wanted.has(threadId)) yield { threadId, records: stream };
       // Whatever the consumer left unread (or an error left behind) is skipped here.
       line = await this.skipToNextThread(stream);
@@ -130,6 +136,14 @@ export class FileSource implements TransferSource {
         // a damaged line: keep looking
       }
     }
+  }
+
+  /** The records of a thread given a second time: none, its failure. */
+  // biome-ignore lint/correctness/useYield: a stream that fails before its first record
+  private async *givenAgain(threadId: string, first: number, at: number): AsyncGenerator<TransferRecord> {
+    throw new InvalidInputError(
+      `line ${at}: thread ${JSON.stringify(threadId)} is given a second time (first at line ${first}); a file gives a thread once`,
+    );
   }
 
   /** A line read past a thread's end (the next thread or the footer), handed to `threads()`. */
