@@ -2,10 +2,24 @@
  * Every error the saver throws on purpose extends {@link CheckpointSaverError}, so an
  * application can tell ours from a driver's or a database's with one `instanceof`.
  */
+import { InvalidNamespaceError as LangGraphInvalidNamespaceError } from "@langchain/langgraph-checkpoint";
+
+/** Marks our InvalidNamespaceError, whose prototype chain is LangGraph's class (see below). */
+const OUR_NAMESPACE_ERROR = Symbol("langgraph-checkpoint-drizzle.InvalidNamespaceError");
 
 /** Common base class of the errors this package throws. */
 export class CheckpointSaverError extends Error {
   override name = "CheckpointSaverError";
+
+  /** The usual prototype test; our InvalidNamespaceError is also an InvalidInputError (and so one of ours). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // `this` is the class `instanceof` asks about: subclasses inherit this test.
+    // biome-ignore lint/complexity/noThisInStatic: see above
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    if (typeof value !== "object" || value === null || !(OUR_NAMESPACE_ERROR in value)) return false;
+    // biome-ignore lint/complexity/noThisInStatic: see above
+    return this === CheckpointSaverError || this === InvalidInputError;
+  }
 }
 
 /** Bad input from the caller; nothing was written. */
@@ -13,9 +27,15 @@ export class InvalidInputError extends CheckpointSaverError {
   override name = "InvalidInputError";
 }
 
-/** A store namespace (or namespace prefix) that LangGraph's `BaseStore` does not accept; nothing was written. */
-export class InvalidNamespaceError extends InvalidInputError {
+/**
+ * A store namespace (or namespace prefix) that LangGraph's `BaseStore` does not accept;
+ * nothing was written. It extends LangGraph's own InvalidNamespaceError, so code written
+ * for InMemoryStore catches it, and is an InvalidInputError and a CheckpointSaverError
+ * as well (their `instanceof` says so).
+ */
+export class InvalidNamespaceError extends LangGraphInvalidNamespaceError {
   override name = "InvalidNamespaceError";
+  readonly [OUR_NAMESPACE_ERROR] = true;
 }
 
 /** A put whose parent checkpoint, which its unchanged channels refer to, was deleted. */

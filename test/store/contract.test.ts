@@ -5,8 +5,9 @@
  * input writes nothing, and listNamespaces with wildcards, suffixes and maxDepth.
  */
 import type { Item } from "@langchain/langgraph-checkpoint";
+import { InvalidNamespaceError as LangGraphInvalidNamespaceError } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InvalidInputError, InvalidNamespaceError } from "../../src/index.js";
+import { CheckpointSaverError, InvalidInputError, InvalidNamespaceError } from "../../src/index.js";
 import { openRaw, type RawDatabase } from "../helpers/raw.js";
 import { DIALECTS, freshStore, manualClock, type OpenStore } from "../helpers/stores.js";
 
@@ -154,6 +155,14 @@ describe.each(DIALECTS)("DrizzleStore contract on %s", (dialect) => {
     await expect(attempt([put, { namespace: ["langgraph"], key: "k", value: { v: 1 } }])).rejects.toThrow(
       InvalidNamespaceError,
     );
+    // Code written for InMemoryStore catches LangGraph's class; ours is that class and still ours.
+    const namespaceError = await attempt([put, { namespace: ["bad", "a:b"], key: "k", value: { v: 1 } }]).catch(
+      (error: unknown) => error,
+    );
+    for (const kind of [LangGraphInvalidNamespaceError, InvalidNamespaceError, InvalidInputError, CheckpointSaverError])
+      expect(namespaceError).toBeInstanceOf(kind);
+    expect(new InvalidInputError("x")).not.toBeInstanceOf(InvalidNamespaceError);
+    expect(new LangGraphInvalidNamespaceError("x")).not.toBeInstanceOf(InvalidInputError);
     await expect(attempt([put, { namespace: ["bad"], key: "k", value: [1, 2] }])).rejects.toThrow(InvalidInputError);
     await expect(attempt([put, { namespace: ["bad"], key: "k\u0000", value: { v: 1 } }])).rejects.toThrow(
       InvalidInputError,
