@@ -3,7 +3,13 @@
  * InvalidInputError and writes nothing) and put in the form the statements need:
  * namespaces encoded, puts to one key merged (the last wins).
  */
-import type { Operation } from "@langchain/langgraph-checkpoint";
+import type {
+  GetOperation,
+  ListNamespacesOperation,
+  Operation,
+  PutOperation,
+  SearchOperation,
+} from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { describeValue, InvalidInputError } from "../../errors.js";
 import { MAX_KEY_BYTES } from "../values/values.js";
@@ -179,68 +185,80 @@ function checkConditions(conditions: unknown): MatchCondition[] {
   });
 }
 
+/** Namespaces that reads and removals may name: the empty one and LangGraph's reserved root. */
+const LENIENT = { allowEmpty: true, allowReservedRoot: true };
+
+function planSearch(op: SearchOperation): SearchPlan {
+  if (op.query !== undefined && typeof op.query !== "string") throw new InvalidInputError("query must be a string");
+  // Checked here, before any write or model call: a search with limit 0 never builds its SQL.
+  parseFilter(op.filter);
+  return {
+    kind: "search",
+    prefix: checkNamespace(op.namespacePrefix, "search namespace prefix", LENIENT),
+    filter: op.filter,
+    limit: nonNegativeInteger(op.limit, 10, "limit"),
+    offset: nonNegativeInteger(op.offset, 0, "offset"),
+    // An empty query is no query, as in InMemoryStore and the official PostgresStore: not the embedding of "".
+    query: op.query === "" ? undefined : op.query,
+    refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
+  };
+}
+
+/** A put; a null value is a removal, which may name any namespace a read may. */
+function planPut(store: StoreDialect, op: PutOperation): PutPlan {
+  const namespace = checkNamespace(op.namespace, "namespace", op.value === null ? LENIENT : {});
+  const key = checkText(op.key, "key");
+  const path = encodePath(namespace);
+  const json = op.value === null ? null : valueJson(op.value, store.maxJsonDepth);
+  if (json !== null) {
+    checkLength(path, store.limits?.pathBytes, "the namespace (labels joined by '.')");
+    checkLength(key, store.limits?.keyBytes, "the key");
+    checkKeyBytes(path, key);
+  }
+  return {
+    kind: "put",
+    namespace,
+    path,
+    key,
+    json,
+    value: op.value,
+    index: checkIndex(op.index),
+    ttl: checkTtl((op as TtlExtensions).ttl),
+  };
+}
+
+function planGet(op: GetOperation): GetPlan {
+  const namespace = checkNamespace(op.namespace, "namespace", LENIENT);
+  return {
+    kind: "get",
+    namespace,
+    path: encodePath(namespace),
+    key: checkText(op.key, "key"),
+    refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
+  };
+}
+
+function planList(op: ListNamespacesOperation): ListPlan {
+  const maxDepth = op.maxDepth;
+  if (maxDepth !== undefined && (!Number.isSafeInteger(maxDepth) || maxDepth < 1)) {
+    throw new InvalidInputError(`maxDepth must be a positive integer, got ${String(maxDepth)}`);
+  }
+  return {
+    kind: "list",
+    conditions: checkConditions(op.matchConditions),
+    maxDepth,
+    limit: nonNegativeInteger(op.limit, 100, "limit"),
+    offset: nonNegativeInteger(op.offset, 0, "offset"),
+  };
+}
+
+/** An operation's kind, told by its fields as BaseStore's batch tells them. */
 function planOne(store: StoreDialect, op: Operation): Plan {
   if (typeof op !== "object" || op === null) throw new InvalidInputError(`not a store operation: ${describeValue(op)}`);
-  const lenient = { allowEmpty: true, allowReservedRoot: true };
-  if ("namespacePrefix" in op) {
-    if (op.query !== undefined && typeof op.query !== "string") throw new InvalidInputError("query must be a string");
-    // Checked here, before any write or model call: a search with limit 0 never builds its SQL.
-    parseFilter(op.filter);
-    return {
-      kind: "search",
-      prefix: checkNamespace(op.namespacePrefix, "search namespace prefix", lenient),
-      filter: op.filter,
-      limit: nonNegativeInteger(op.limit, 10, "limit"),
-      offset: nonNegativeInteger(op.offset, 0, "offset"),
-      // An empty query is no query, as in InMemoryStore and the official PostgresStore: not the embedding of "".
-      query: op.query === "" ? undefined : op.query,
-      refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
-    };
-  }
-  if ("namespace" in op && "key" in op && "value" in op) {
-    const namespace = checkNamespace(op.namespace, "namespace", op.value === null ? lenient : {});
-    const key = checkText(op.key, "key");
-    const path = encodePath(namespace);
-    const json = op.value === null ? null : valueJson(op.value, store.maxJsonDepth);
-    if (json !== null) {
-      checkLength(path, store.limits?.pathBytes, "the namespace (labels joined by '.')");
-      checkLength(key, store.limits?.keyBytes, "the key");
-      checkKeyBytes(path, key);
-    }
-    return {
-      kind: "put",
-      namespace,
-      path,
-      key,
-      json,
-      value: op.value,
-      index: checkIndex(op.index),
-      ttl: checkTtl((op as TtlExtensions).ttl),
-    };
-  }
-  if ("namespace" in op && "key" in op) {
-    const namespace = checkNamespace(op.namespace, "namespace", lenient);
-    return {
-      kind: "get",
-      namespace,
-      path: encodePath(namespace),
-      key: checkText(op.key, "key"),
-      refreshTtl: checkRefresh((op as TtlExtensions).refreshTtl),
-    };
-  }
-  if ("matchConditions" in op || "limit" in op) {
-    const maxDepth = op.maxDepth;
-    if (maxDepth !== undefined && (!Number.isSafeInteger(maxDepth) || maxDepth < 1)) {
-      throw new InvalidInputError(`maxDepth must be a positive integer, got ${String(maxDepth)}`);
-    }
-    return {
-      kind: "list",
-      conditions: checkConditions(op.matchConditions),
-      maxDepth,
-      limit: nonNegativeInteger(op.limit, 100, "limit"),
-      offset: nonNegativeInteger(op.offset, 0, "offset"),
-    };
-  }
+  if ("namespacePrefix" in op) return planSearch(op);
+  if ("namespace" in op && "key" in op && "value" in op) return planPut(store, op);
+  if ("namespace" in op && "key" in op) return planGet(op);
+  if ("matchConditions" in op || "limit" in op) return planList(op as ListNamespacesOperation);
   throw new InvalidInputError(`not a store operation: ${JSON.stringify(Object.keys(op))}`);
 }
 
