@@ -1,10 +1,10 @@
-import type { RunnableConfig } from "@langchain/core/runnables";
-import { type ChannelVersions, type Checkpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint";
+import { type Checkpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecryptionError, DrizzleSaver, type EncryptionOptions, MissingKeyError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { dumpTable, openRaw, type RawDatabase, type RawRow } from "../helpers/raw.js";
 import { KEY_1, KEY_2 } from "./keys.js";
+import { grow } from "./threads.js";
 
 /**
  * Encryption at rest on every dialect: what a dump of the tables shows, key rotation,
@@ -13,34 +13,6 @@ import { KEY_1, KEY_2 } from "./keys.js";
 const ONLY_K1: EncryptionOptions = { keys: { k1: KEY_1 }, activeKeyId: "k1" };
 const BOTH: EncryptionOptions = { keys: { k1: KEY_1, k2: KEY_2 }, activeKeyId: "k2" };
 const ONLY_K2: EncryptionOptions = { keys: { k2: KEY_2 }, activeKeyId: "k2" };
-
-/** Puts `steps` checkpoints on a thread, each appending a message (incremental values) and setting `note`. */
-async function grow(saver: DrizzleSaver, threadId: string, secret: string, steps = 3) {
-  let messages: string[] = [];
-  const versions: ChannelVersions = {};
-  let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: "" } };
-  const configs: RunnableConfig[] = [];
-  for (let step = 0; step < steps; step++) {
-    messages = [...messages, `${secret} message ${step}`];
-    const newVersions: ChannelVersions = {};
-    for (const channel of ["messages", "note"]) {
-      versions[channel] = saver.getNextVersion(versions[channel] as number | undefined);
-      newVersions[channel] = versions[channel];
-    }
-    const checkpoint: Checkpoint = {
-      v: 4,
-      id: uuid6(step),
-      ts: new Date().toISOString(),
-      channel_values: { messages, note: `${secret} note ${step}` },
-      channel_versions: { ...versions },
-      versions_seen: {},
-    };
-    config = await saver.put(config, checkpoint, { source: "loop", step, parents: {} }, newVersions);
-    await saver.putWrites(config, [["note", `${secret} write ${step}`]], `task-${step}`);
-    configs.push(config);
-  }
-  return { configs, messages };
-}
 
 /** Every row of every table, as text (bytes both as UTF-8 and as latin1, so no encoding hides a match). */
 async function dumpAll(raw: RawDatabase): Promise<string> {

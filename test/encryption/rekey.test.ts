@@ -1,13 +1,12 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import type { RunnableConfig } from "@langchain/core/runnables";
-import { type ChannelVersions, type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DecryptionError, DrizzleSaver, DrizzleStore, type EncryptionOptions } from "../../src/index.js";
 import { BIN, cli, cliEnv, ensureBuilt } from "../cli/helpers.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
 import { openRaw } from "../helpers/raw.js";
 import { KEY_1, KEY_2 } from "./keys.js";
+import { grow } from "./threads.js";
 
 /**
  * Rotation: `rekey` (the saver's method and the command) re-seals every value under the
@@ -24,29 +23,7 @@ const KEYS_ENV = {
 
 /** Threads of a few checkpoints (incremental messages, a note, a pending write each). */
 async function fill(saver: DrizzleSaver, prefix: string, threads: number, steps: number): Promise<void> {
-  for (let t = 0; t < threads; t++) {
-    let messages: string[] = [];
-    const versions: ChannelVersions = {};
-    let config: RunnableConfig = { configurable: { thread_id: `${prefix}-${t}`, checkpoint_ns: "" } };
-    for (let step = 0; step < steps; step++) {
-      messages = [...messages, `${prefix} ${t} message ${step}`];
-      const newVersions: ChannelVersions = {};
-      for (const channel of ["messages", "note"]) {
-        versions[channel] = saver.getNextVersion(versions[channel] as number | undefined);
-        newVersions[channel] = versions[channel];
-      }
-      const checkpoint: Checkpoint = {
-        v: 4,
-        id: uuid6(step),
-        ts: new Date().toISOString(),
-        channel_values: { messages, note: `${prefix} ${t} note ${step}` },
-        channel_versions: { ...versions },
-        versions_seen: {},
-      };
-      config = await saver.put(config, checkpoint, { source: "loop", step, parents: {} }, newVersions);
-      await saver.putWrites(config, [["note", `${prefix} ${t} write ${step}`]], `task-${step}`);
-    }
-  }
+  for (let t = 0; t < threads; t++) await grow(saver, `${prefix}-${t}`, `${prefix} ${t}`, steps);
 }
 
 /** A 2-dimension embedding that tells the notes apart: their last digit and whether plain. */
