@@ -50,6 +50,12 @@ export function pgMigrationParts(executor: Executor, tablesSchema: string | unde
     createMigrationsTable: (table: SQL) =>
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     async lockMigrations(tx: Runner, options) {
+      // Before any query of the transaction: under a stricter default_transaction_isolation
+      // its snapshot would be taken before the lock wait, hiding what the caller we waited for
+      // committed (its migrations table rows, the catalog rows of its tables), and the
+      // migrations would run again ('relation ... already exists'). Each statement reads
+      // what is committed when it starts: after the lock, everything before it.
+      await tx.script(sql`set transaction isolation level read committed`);
       const schema = await schemaOf(options, tx);
       // Serialises concurrent setup() calls across processes until the transaction ends.
       await tx.all(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${options.migrationsTable}`)})`);

@@ -22,7 +22,7 @@ import { Sealer } from "../serde/sealing.js";
 import { SpiderMigrations } from "../spider/migrations.js";
 import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
-import { resolve, resolveStore, type SupportedDatabase } from "../wiring/registry.js";
+import { checkMigrationsLocation, resolve, resolveStore, type SupportedDatabase } from "../wiring/registry.js";
 import { findMigrationsFolder } from "./migrations/folder.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrations/migrate.js";
 import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
@@ -107,6 +107,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     const { dialect, migrations } = resolve(db, options.tables, options.schema, {
       backgroundCheckpoints: options.backgroundCheckpoints,
     });
+    checkMigrationsLocation(migrations, options.migrationsTable, options.migrationsSchema);
     this.dialect = dialect;
     const templates = new Templates();
     const remembered = options.incrementalValues ?? DEFAULT_INCREMENTAL_VALUES;

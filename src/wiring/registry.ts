@@ -170,6 +170,22 @@ export function resolve(
   return { dialect: family.dialect(executor, tables, schema), migrations: family.migrations };
 }
 
+/**
+ * The options naming the table of applied migrations, checked when a saver or store is
+ * made, as `schema` is: a blank name would make a table without a name, and a schema on a
+ * database without schemas would be ignored without a word.
+ */
+export function checkMigrationsLocation(migrations: Family["migrations"], table: unknown, schema: unknown): void {
+  const named = (value: unknown) => typeof value === "string" && value.trim().length > 0;
+  const shown = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : describeValue(value));
+  if (table !== undefined && !named(table)) {
+    throw new InvalidInputError(`migrationsTable must be a non-empty string, got ${shown(table)}`);
+  }
+  if (schema === undefined) return;
+  if (migrations !== "pg") throw new InvalidInputError("the migrationsSchema option is for PostgreSQL only");
+  if (!named(schema)) throw new InvalidInputError(`migrationsSchema must be a non-empty string, got ${shown(schema)}`);
+}
+
 export interface ResolvedStore extends Resolved {
   store: StoreDialect;
 }

@@ -15,7 +15,7 @@ import { InvalidInputError, type MigrationInfo } from "../../errors.js";
 import { Sealer } from "../../serde/sealing.js";
 import type { Runner } from "../../sql/executor.js";
 import { connect } from "../../wiring/connect.js";
-import { resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
+import { checkMigrationsLocation, resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
 import { vectorIndexOf } from "../../wiring/vector-indexes.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
@@ -85,6 +85,7 @@ export class DrizzleStore extends BaseStore {
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     super();
     const resolved = resolveStore(db, options.tables, options.schema);
+    checkMigrationsLocation(resolved.migrations, options.migrationsTable, options.migrationsSchema);
     this.store = resolved.store;
     this.ttl = checkTtlOptions(options.ttl);
     if (options.clock !== undefined && typeof options.clock !== "function") {
