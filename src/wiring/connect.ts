@@ -120,7 +120,18 @@ async function openNodePostgres(url: string): Promise<OwnedConnection | undefine
   const pool = new pg.Pool({ connectionString: url, options: "-c plan_cache_mode=force_generic_plan" });
   // An idle client that loses its connection emits "error"; unhandled, it would end the process.
   pool.on("error", () => {});
-  return { db: drizzle(pool), close: () => pool.end() };
+  return { db: drizzle(pool), close: () => endPool(pool) };
+}
+
+/**
+ * Ends a node-postgres pool once no call waits for one of its clients. pg-pool never
+ * answers the requests still queued for a client when `end()` is called: the saver's
+ * calls waiting there would hang forever. They run first, as postgres.js's `end` lets
+ * its queued queries run.
+ */
+async function endPool(pool: { readonly waitingCount: number; end(): Promise<void> }): Promise<void> {
+  while (pool.waitingCount > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  await pool.end();
 }
 
 /** The callback API of a mysql2 connection, as its pool's "connection" event gives it. */
