@@ -2,7 +2,6 @@
  * The executor for postgres.js: statements sent as named prepared statements, and a
  * statement outside a transaction run once more when its pooled connection was dead.
  */
-
 import { UnsupportedDriverError } from "../errors.js";
 import type { Executor, ExecutorOptions, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
