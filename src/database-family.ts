@@ -53,7 +53,13 @@ export function sqliteFile(url: string): string | undefined {
   const name = rest.split(/[?#]/, 1)[0];
   if (name === ":memory:") return ":memory:";
   if (name.length === 0 || name === "//") throw new InvalidInputError("the SQLite URL names no file");
-  const parsed = rest.startsWith("//") ? new URL(url) : new URL(rest, pathToFileURL(`${process.cwd()}/`));
+  let parsed: URL;
+  try {
+    parsed = rest.startsWith("//") ? new URL(url) : new URL(rest, pathToFileURL(`${process.cwd()}/`));
+  } catch {
+    // Not Node's error: it carries the URL, which may hold a password, as its `input`.
+    throw new InvalidInputError("the SQLite URL cannot be parsed as a file: URL");
+  }
   try {
     return fileURLToPath(parsed);
   } catch (error) {

@@ -23,10 +23,11 @@ function rewrite(error: Error, message: string): void {
 
 /**
  * Takes the parameter values out of a failed statement's error: drizzle's
- * DrizzleQueryError prints them all in its message ("params: ..."), and mysql2 keeps
- * the SQL text with every value inlined on its error. What remains is the statement's
- * text with its placeholders and the database's own message. Errors are changed in
- * place, so their classes, codes and causes stay what callers test for.
+ * DrizzleQueryError prints them all in its message ("params: ..."), mysql2 keeps the
+ * SQL text with every value inlined on its error, and PGlite's error keeps them as its
+ * `params`. What remains is the statement's text with its placeholders and the
+ * database's own message. Errors are changed in place, so their classes, codes and
+ * causes stay what callers test for.
  */
 function hideParameters(error: unknown, query: CompiledQuery): unknown {
   const debug = debugging();
@@ -38,6 +39,8 @@ function hideParameters(error: unknown, query: CompiledQuery): unknown {
       if (!debug) fields.params = [];
     } else if (!debug) {
       if (typeof fields.sql === "string") fields.sql = query.sql;
+      // PGlite's own error (drizzle's cause) carries the statement's values as `params`.
+      if (Array.isArray(fields.params)) fields.params = [];
       if (typeof fields.sqlMessage === "string") fields.sqlMessage = fields.sqlMessage.replace(HEX_LITERAL, "X'…'");
       const redacted = current.message.replace(HEX_LITERAL, "X'…'");
       if (redacted !== current.message) rewrite(current, redacted);

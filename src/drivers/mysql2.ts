@@ -3,6 +3,7 @@
  * with their values written as literals no sql_mode changes, transactions at READ COMMITTED.
  */
 import { type SQL, sql } from "drizzle-orm";
+import { UnsupportedDriverError } from "../errors.js";
 import type { Executor, ExecutorOptions, Row, Runner } from "../sql/executor.js";
 import { inlineParameters } from "../sql/mysql-literals.js";
 import type { CompiledQuery, Statement } from "../sql/statements.js";
@@ -27,6 +28,26 @@ interface MySqlDrizzle {
  */
 export const readCommittedPools = new WeakSet<object>();
 
+/** A mysql2 client's settings: a connection's `config`, a pool's `config.connectionConfig`; a promise pool wraps its `pool`. */
+interface MySql2Config {
+  rowsAsArray?: unknown;
+  connectionConfig?: { rowsAsArray?: unknown };
+}
+
+/**
+ * Refuses a client made with `rowsAsArray: true`: every row, the saver's too, would come
+ * back as an array, and the saver reads columns by name (tuples would fail to read,
+ * thread searches answer nulls).
+ */
+function refuseRowsAsArrays(client: unknown): void {
+  const { config, pool } = (client ?? {}) as { config?: MySql2Config; pool?: { config?: MySql2Config } };
+  const settings = pool?.config ?? config;
+  if (!(settings?.rowsAsArray ?? settings?.connectionConfig?.rowsAsArray)) return;
+  throw new UnsupportedDriverError(
+    "this mysql2 client was made with rowsAsArray: true, which would return the saver's rows as arrays; give the saver and store a pool or connection without it",
+  );
+}
+
 /**
  * mysql2, pool or single connection. Statements run through drizzle's session (its
  * logger and type casts apply), their values written as literals no sql_mode changes
@@ -34,6 +55,7 @@ export const readCommittedPools = new WeakSet<object>();
  * a single connection runs everything, one statement or transaction at a time.
  */
 export function mysql2Executor(db: unknown, options: ExecutorOptions = {}): Executor {
+  refuseRowsAsArrays(clientOf(db));
   const executor = privateApiAvailable(db) ? mysql2PoolExecutor(db, options) : publicMysqlExecutor(db, options);
   // drizzle tells a pool by the same test.
   const client = clientOf(db);

@@ -2,6 +2,7 @@
  * The executor for postgres.js: statements sent as named prepared statements, and a
  * statement outside a transaction run once more when its pooled connection was dead.
  */
+import { UnsupportedDriverError } from "../errors.js";
 import type { Executor, ExecutorOptions, Runner } from "../sql/executor.js";
 import type { Statement } from "../sql/statements.js";
 import { clientOf, compilerFor, loggerOf, privateApiAvailable } from "./drizzle-internals.js";
@@ -15,6 +16,29 @@ interface PostgresJsClient {
   begin<T>(work: (tx: PostgresJsClient) => Promise<T>): Promise<T>;
 }
 
+/** The client's `transform` option, as postgres.js keeps it: one `from` (results) and `to` per kind. */
+interface PostgresJsTransform {
+  column?: { from?: unknown };
+  value?: { from?: unknown };
+  row?: { from?: unknown };
+}
+
+/**
+ * Refuses a client whose `transform` rewrites results: the column names (`postgres.camel`
+ * and the like) and JSON values the saver reads would come back renamed, and a tuple
+ * would lose its ids and metadata keys without any error. The connections read the
+ * option as they are made, so no statement of ours can do without it. Transforms of what
+ * is sent (`undefined`, `column.to`) change nothing here.
+ */
+function refuseResultTransforms(client: unknown): void {
+  const transform = (client as { options?: { transform?: PostgresJsTransform } } | undefined)?.options?.transform;
+  const rewritten = (["column", "value", "row"] as const).filter((kind) => transform?.[kind]?.from);
+  if (rewritten.length === 0) return;
+  throw new UnsupportedDriverError(
+    `this postgres.js client transforms the ${rewritten.join(", ")}s of results (its transform option, such as postgres.camel), which would rename what the saver reads; give the saver and store a client without it: postgres(url) next to yours`,
+  );
+}
+
 /**
  * postgres.js. drizzle's `execute` sends each statement unprepared, which costs
  * postgres.js a describe round trip and the server a fresh parse and plan per call;
@@ -23,6 +47,7 @@ interface PostgresJsClient {
  * sees them all. Without `unsafe`/`begin` on the client, drizzle's session is used.
  */
 export function postgresJsExecutor(db: unknown, options: ExecutorOptions = {}): Executor {
+  refuseResultTransforms(clientOf(db));
   if (!privateApiAvailable(db)) return publicPgExecutor(db, "postgres", options);
   const client = clientOf(db) as Partial<PostgresJsClient> | undefined;
   if (typeof client?.unsafe !== "function" || typeof client.begin !== "function") {

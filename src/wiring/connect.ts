@@ -77,6 +77,31 @@ export async function connect(url: string, driver?: UrlDriver): Promise<OwnedCon
   );
 }
 
+/**
+ * Runs a driver's constructor on a server URL. A URL the driver cannot read fails there
+ * with Node's `TypeError: Invalid URL`, which carries the whole URL, password included,
+ * as its `input` (loggers print it), or with a bare `URIError` (a "%" that starts no
+ * escape). Either becomes an InvalidInputError naming the scheme only, with no cause.
+ * The drivers' own parsing decides, not ours: they accept URLs that the URL standard
+ * does not (postgres.js several hosts, node-postgres a socket directory).
+ */
+export function parsedByDriver<T>(url: string, open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    const scheme = urlScheme(url) ?? "database";
+    if ((error as { code?: unknown } | null)?.code === "ERR_INVALID_URL") {
+      throw new InvalidInputError(
+        `the ${scheme}:// URL cannot be parsed: check its host and port, and percent-encode the characters of its user name and password that a URL reserves ("#", "/", "?", "@", ":", "%", spaces)`,
+      );
+    }
+    if (error instanceof URIError) {
+      throw new InvalidInputError(`the ${scheme}:// URL holds a "%" that starts no percent-escape: write "%" as %25`);
+    }
+    throw error;
+  }
+}
+
 /** Imports an optional package; undefined when it is not installed. */
 async function optional<T>(load: () => Promise<T>, name: string): Promise<T | undefined> {
   try {
@@ -107,7 +132,7 @@ async function openPostgresJs(url: string): Promise<OwnedConnection | undefined>
   const postgres = (await optional(() => import("postgres"), "postgres"))?.default;
   if (!postgres) return undefined;
   const { drizzle } = await import("drizzle-orm/postgres-js");
-  const client = postgres(url, POSTGRES_OPTIONS);
+  const client = parsedByDriver(url, () => postgres(url, POSTGRES_OPTIONS));
   // A timeout on end: after a dropped connection postgres.js may otherwise wait forever for it.
   return { db: drizzle(client), close: () => client.end({ timeout: 5 }) };
 }
@@ -117,10 +142,24 @@ async function openNodePostgres(url: string): Promise<OwnedConnection | undefine
   if (!pg) return undefined;
   const { drizzle } = await import("drizzle-orm/node-postgres");
   // Generic plans, as for postgres.js (see POSTGRES_OPTIONS).
-  const pool = new pg.Pool({ connectionString: url, options: "-c plan_cache_mode=force_generic_plan" });
+  const pool = parsedByDriver(
+    url,
+    () => new pg.Pool({ connectionString: url, options: "-c plan_cache_mode=force_generic_plan" }),
+  );
   // An idle client that loses its connection emits "error"; unhandled, it would end the process.
   pool.on("error", () => {});
-  return { db: drizzle(pool), close: () => pool.end() };
+  return { db: drizzle(pool), close: () => endPool(pool) };
+}
+
+/**
+ * Ends a node-postgres pool once no call waits for one of its clients. pg-pool never
+ * answers the requests still queued for a client when `end()` is called: the saver's
+ * calls waiting there would hang forever. They run first, as postgres.js's `end` lets
+ * its queued queries run.
+ */
+async function endPool(pool: { readonly waitingCount: number; end(): Promise<void> }): Promise<void> {
+  while (pool.waitingCount > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  await pool.end();
 }
 
 /** The callback API of a mysql2 connection, as its pool's "connection" event gives it. */
@@ -133,11 +172,13 @@ async function openMysql2(url: string): Promise<OwnedConnection | undefined> {
   if (!mysql) return undefined;
   const { drizzle } = await import("drizzle-orm/mysql2");
   // mysql2 reads host, user and database from any scheme; mariadb:// is the same server protocol.
-  const pool = mysql.createPool({
-    uri: url.replace(/^mariadb:/i, "mysql:"),
-    charset: "utf8mb4",
-    supportBigNumbers: true,
-  });
+  const pool = parsedByDriver(url, () =>
+    mysql.createPool({
+      uri: url.replace(/^mariadb:/i, "mysql:"),
+      charset: "utf8mb4",
+      supportBigNumbers: true,
+    }),
+  );
   // Queued on each new connection before anything else runs on it (see readCommittedPools).
   // The event hands over mysql2's callback connection (its promise wrapper comes later).
   pool.on("connection", (connection) => {

@@ -2,10 +2,10 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { inspect, promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { sqliteFile } from "../../src/database-family.js";
-import { DrizzleSaver, type FromUrlOptions, InvalidInputError } from "../../src/index.js";
+import { DrizzleSaver, DrizzleStore, type FromUrlOptions, InvalidInputError } from "../../src/index.js";
 import { freshDatabaseUrl } from "../helpers/databases.js";
 
 const execute = promisify(execFile);
@@ -99,6 +99,31 @@ describe("DrizzleSaver.fromUrl and servers", () => {
     const url = await freshDatabaseUrl("mysql");
     expect(await roundTrip(url.replace(/^mysql:/, "mariadb:"))).toBe("mysql2");
     expect(await roundTrip(url)).toBe("mysql2");
+  });
+});
+
+describe("DrizzleSaver.fromUrl and DrizzleStore.fromUrl with malformed URLs", () => {
+  const SECRET = "Pa55-s3cr3t";
+  // Node's URL parser puts the whole URL, password included, on its error (`input`), which loggers print.
+  it.each([
+    `postgres://app:${SECRET}@127.0.0.1:notaport/db`,
+    `postgresql://app:${SECRET}#1@127.0.0.1:5432/db`,
+    `postgres://app:${SECRET}@127.0.0.1:99999/db`,
+    `postgres://app:${SECRET}%@127.0.0.1:5432/db`,
+    `mysql://app:${SECRET}@[::1:3306/db`,
+    `mariadb://app:${SECRET}#1@127.0.0.1:3306/db`,
+    `mysql://app:${SECRET}%zz@127.0.0.1:3306/db`,
+    `file://app:${SECRET}@host/x.db`,
+  ])("%s: an InvalidInputError that never shows the password", async (url) => {
+    for (const open of [() => DrizzleSaver.fromUrl(url), () => DrizzleStore.fromUrl(url)]) {
+      const error = await open().then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+      expect(error).toBeInstanceOf(InvalidInputError);
+      const everything = `${String(error)}\n${(error as Error).stack}\n${inspect(error, { depth: 10 })}`;
+      expect(everything).not.toContain(SECRET);
+    }
   });
 });
 

@@ -1,6 +1,8 @@
 import { inspect } from "node:util";
+import { PGlite } from "@electric-sql/pglite";
 import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { drizzle } from "drizzle-orm/node-postgres";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { DrizzleSaver } from "../../src/index.js";
@@ -22,6 +24,8 @@ const SAVERS = [
   { name: "sqlite (better-sqlite3)", dialect: "sqlite" },
   { name: "postgres (postgres.js)", dialect: "postgres" },
   { name: "postgres (node-postgres)", dialect: "postgres", nodePostgres: true },
+  // PGlite's own error, drizzle's cause, carries the values as its `params`.
+  { name: "postgres (PGlite)", dialect: "postgres", pglite: true },
   { name: "mysql (mysql2)", dialect: "mysql" },
 ] as const;
 
@@ -34,6 +38,14 @@ describe.each(SAVERS)("errors of failed statements on $name", ({ dialect, ...opt
 
   /** A saver whose blob table has gone, so a put carrying the secret fails in the database. */
   async function brokenSaver(): Promise<DrizzleSaver> {
+    if ("pglite" in options) {
+      const client = new PGlite();
+      cleanups.push(() => client.close());
+      const saver = new DrizzleSaver(drizzlePglite(client));
+      await saver.setup();
+      await client.exec("alter table checkpoint_blobs rename to checkpoint_blobs_gone");
+      return saver;
+    }
     const url = await freshDatabaseUrl(dialect);
     let saver: DrizzleSaver;
     if ("nodePostgres" in options) {
@@ -81,7 +93,7 @@ describe.each(SAVERS)("errors of failed statements on $name", ({ dialect, ...opt
     expect(everything).toMatch(/does not exist|doesn't exist|no such table/);
   });
 
-  it.runIf(dialect !== "sqlite" && !(dialect === "postgres" && !("nodePostgres" in options)))(
+  it.runIf(dialect !== "sqlite" && !(dialect === "postgres" && !("nodePostgres" in options) && !("pglite" in options)))(
     "keep the values with LANGGRAPH_CHECKPOINT_DEBUG=1",
     async () => {
       const saver = await brokenSaver();

@@ -4,7 +4,7 @@ import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { databaseFamily, sqliteFile } from "../../database-family.js";
 import { InvalidInputError } from "../../errors.js";
 import { MsgpackSerializer } from "../../serde/msgpack.js";
-import { connect, POSTGRES_OPTIONS, SQLITE_BUSY_TIMEOUT_MS } from "../../wiring/connect.js";
+import { connect, POSTGRES_OPTIONS, parsedByDriver, SQLITE_BUSY_TIMEOUT_MS } from "../../wiring/connect.js";
 import { type CheckpointTables, resolve } from "../../wiring/registry.js";
 import type { ThreadSelection, TransferSource } from "../records.js";
 import { officialSerde } from "./official.js";
@@ -97,7 +97,7 @@ async function openOurs(url: string, options: DatabaseSourceOptions): Promise<Tr
 
 async function openPostgres(options: DatabaseSourceOptions, ours: SerializerProtocol): Promise<TransferSource> {
   const { default: postgres } = await import("postgres");
-  const sql = postgres(options.url, { ...POSTGRES_OPTIONS, max: 1 });
+  const sql = parsedByDriver(options.url, () => postgres(options.url, { ...POSTGRES_OPTIONS, max: 1 }));
   try {
     let format = options.format;
     if (format === undefined) {
