@@ -24,6 +24,18 @@ export function lockNumber(name: string): number {
   return hash & 0x7fffffff;
 }
 
+/**
+ * Makes a transaction READ COMMITTED, whatever default_transaction_isolation says; first
+ * in a transaction that takes an advisory lock and then reads what its holder created.
+ * Under a stricter isolation the snapshot would be taken before the lock wait, hiding
+ * what the caller we waited for committed (its migrations table rows, the catalog rows
+ * of its tables), and the work would run again ('relation ... already exists'). Each
+ * statement then reads what is committed when it starts: after the lock, everything before it.
+ */
+export async function readCommitted(tx: Runner): Promise<void> {
+  await tx.script(sql`set transaction isolation level read committed`);
+}
+
 /** The migrations members of the PostgreSQL dialect; `tablesSchema` is the schema the tables name, if any. */
 export function pgMigrationParts(executor: Executor, tablesSchema: string | undefined): DialectMigrations {
   const schemaOf = async (options: MigrationOptions, runner: Runner = executor) =>
@@ -50,12 +62,7 @@ export function pgMigrationParts(executor: Executor, tablesSchema: string | unde
     createMigrationsTable: (table: SQL) =>
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     async lockMigrations(tx: Runner, options) {
-      // Before any query of the transaction: under a stricter default_transaction_isolation
-      // its snapshot would be taken before the lock wait, hiding what the caller we waited for
-      // committed (its migrations table rows, the catalog rows of its tables), and the
-      // migrations would run again ('relation ... already exists'). Each statement reads
-      // what is committed when it starts: after the lock, everything before it.
-      await tx.script(sql`set transaction isolation level read committed`);
+      await readCommitted(tx);
       const schema = await schemaOf(options, tx);
       // Serialises concurrent setup() calls across processes until the transaction ends.
       await tx.all(sql`select pg_advisory_xact_lock(${lockNumber(`${schema}.${options.migrationsTable}`)})`);

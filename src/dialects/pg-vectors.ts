@@ -7,7 +7,7 @@ import { type SQLWrapper, sql } from "drizzle-orm";
 import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { VectorIndexError } from "../errors.js";
 import type { Executor, Runner } from "../sql/executor.js";
-import { lockNumber } from "./pg-migrations.js";
+import { lockNumber, readCommitted } from "./pg-migrations.js";
 import type { VectorIndex, VectorRow } from "./store-vectors.js";
 import { declaredDims, existsFor, forItems, inChunks, vectorTableName } from "./vector-common.js";
 
@@ -63,6 +63,7 @@ export function pgVectorIndex(executor: Executor, items: PgTable): VectorIndex {
     async setup(dims, fill) {
       await requireExtension(executor);
       return executor.transaction(async (tx) => {
+        await readCommitted(tx);
         // Serialises concurrent setup() calls across processes until the transaction ends.
         await tx.all(sql`select pg_advisory_xact_lock(${lockNumber(`vectors:${regclass}`)})`);
         try {
