@@ -14,6 +14,7 @@
  * counts as done. Without a progress row nothing is tolerated: a table of the same
  * name that was not made by us is still an error.
  */
+import { createHash } from "node:crypto";
 import { type SQL, sql } from "drizzle-orm";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import type { Executor, Runner } from "../sql/executor.js";
@@ -86,6 +87,22 @@ async function applyResumably(tx: Runner, table: SQL, migration: MigrationMeta):
 }
 
 /** The MySQL dialect's part in the migration loop (src/savers/migrations/migrate.ts): the table of applied migrations and its lock. */
+const LOCK_PREFIX = "langgraph-checkpoint-drizzle:";
+/** MySQL 8 refuses a GET_LOCK name of more than 64 characters (MariaDB takes 192). */
+const MAX_LOCK_NAME = 64;
+
+/**
+ * The name of the lock setup() holds while it migrates: the prefix and the migrations
+ * table, as every release named it, when that fits MySQL's 64 characters; else the
+ * prefix and a digest of the table's name (a prefixed migrations table is often longer).
+ */
+export function migrationLockName(migrationsTable: string): string {
+  const name = `${LOCK_PREFIX}${migrationsTable}`;
+  if ([...name].length <= MAX_LOCK_NAME) return name;
+  const digest = createHash("sha256").update(migrationsTable).digest("base64url");
+  return `${LOCK_PREFIX}${digest.slice(0, MAX_LOCK_NAME - LOCK_PREFIX.length)}`;
+}
+
 export function mysqlMigrationSteps(executor: Executor): DialectMigrations {
   return {
     migrationsTable: async ({ migrationsTable }) => sql`${sql.identifier(migrationsTable)}`,
@@ -103,7 +120,7 @@ export function mysqlMigrationSteps(executor: Executor): DialectMigrations {
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     // The transaction pins one connection, which GET_LOCK needs.
     async lockMigrations(tx, { migrationsTable }) {
-      const lock = `langgraph-checkpoint-drizzle:${migrationsTable}`;
+      const lock = migrationLockName(migrationsTable);
       const [acquired] = await tx.all(sql`select get_lock(${lock}, 300) as acquired`);
       if (Number(acquired?.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
       return async () => {
