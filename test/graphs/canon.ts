@@ -154,3 +154,30 @@ export async function orderedHistory(
   checkOrder(snapshots, options === undefined);
   return snapshots;
 }
+
+/** Interrupts that parallel tasks raised, in a fixed order (they arrive in the order the tasks stopped). */
+function sortInterrupts(chunk: unknown): unknown {
+  const [ns, mode, payload] = chunk as [string[], string, Record<string, unknown>];
+  const raised = payload?.__interrupt__;
+  if (mode !== "updates" || !Array.isArray(raised)) return chunk;
+  const sorted = [...raised].sort((a, b) => JSON.stringify(a.value).localeCompare(JSON.stringify(b.value)));
+  return [ns, mode, { ...payload, __interrupt__: sorted }];
+}
+
+/** Stream chunks grouped by the node names of their namespace: parallel subgraphs interleave by timing. */
+export function byNamespace(chunks: unknown[]): Record<string, unknown[]> {
+  const groups: Record<string, unknown[]> = {};
+  for (const raw of chunks) {
+    const chunk = sortInterrupts(raw);
+    const [ns, mode, payload] = chunk as [string[], string, Record<string, unknown>];
+    // Parallel tasks end in either order too: their update and task events go apart.
+    const raised = Array.isArray(payload?.__interrupt__)
+      ? JSON.stringify(payload.__interrupt__.map((i) => i.value))
+      : "";
+    const task = mode === "tasks" ? payload.name : mode === "updates" ? Object.keys(payload).join() + raised : raised;
+    const key = `${ns.map((part) => part.split(":")[0]).join("/") || "(root)"} ${task}`;
+    groups[key] ??= [];
+    groups[key].push(chunk);
+  }
+  return groups;
+}

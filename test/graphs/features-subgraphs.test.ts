@@ -18,7 +18,7 @@ import {
   StateGraph,
   type StateSnapshot,
 } from "@langchain/langgraph";
-import { canonRun, collect, orderedHistory, STREAM_MODES } from "./canon.js";
+import { byNamespace, canonRun, collect, orderedHistory, STREAM_MODES } from "./canon.js";
 import { DIALECT_TARGETS, newThread, useFreshSaver } from "./graphs.js";
 
 const STREAM = { streamMode: STREAM_MODES, subgraphs: true };
@@ -58,33 +58,6 @@ function buildTravelGraph(checkpointer: BaseCheckpointSaver, counter: Record<str
     .addEdge(["flights", "hotels"], "summary")
     .addEdge("summary", END)
     .compile({ checkpointer });
-}
-
-/** Interrupts that parallel tasks raised, in a fixed order (they arrive in the order the tasks stopped). */
-function sortInterrupts(chunk: unknown): unknown {
-  const [ns, mode, payload] = chunk as [string[], string, Record<string, unknown>];
-  const raised = payload?.__interrupt__;
-  if (mode !== "updates" || !Array.isArray(raised)) return chunk;
-  const sorted = [...raised].sort((a, b) => JSON.stringify(a.value).localeCompare(JSON.stringify(b.value)));
-  return [ns, mode, { ...payload, __interrupt__: sorted }];
-}
-
-/** Stream chunks grouped by the node names of their namespace: parallel subgraphs interleave by timing. */
-function byNamespace(chunks: unknown[]): Record<string, unknown[]> {
-  const groups: Record<string, unknown[]> = {};
-  for (const raw of chunks) {
-    const chunk = sortInterrupts(raw);
-    const [ns, mode, payload] = chunk as [string[], string, Record<string, unknown>];
-    // Parallel tasks end in either order too: their update and task events go apart.
-    const raised = Array.isArray(payload?.__interrupt__)
-      ? JSON.stringify(payload.__interrupt__.map((i) => i.value))
-      : "";
-    const task = mode === "tasks" ? payload.name : mode === "updates" ? Object.keys(payload).join() + raised : raised;
-    const key = `${ns.map((part) => part.split(":")[0]).join("/") || "(root)"} ${task}`;
-    groups[key] ??= [];
-    groups[key].push(chunk);
-  }
-  return groups;
 }
 
 function interruptIdOf(snapshot: StateSnapshot, kind: string): string {
