@@ -167,7 +167,9 @@ function sortInterrupts(chunk: unknown): unknown {
 /** Stream chunks grouped by the node names of their namespace: parallel subgraphs interleave by timing. */
 export function byNamespace(chunks: unknown[]): Record<string, unknown[]> {
   const groups: Record<string, unknown[]> = {};
-  for (const raw of chunks) {
+  for (const part of chunks) {
+    // Without subgraphs: true a chunk has no namespace: it is the root's.
+    const raw = Array.isArray(part) && part.length === 2 ? [[], ...part] : part;
     const chunk = sortInterrupts(raw);
     const [ns, mode, payload] = chunk as [string[], string, Record<string, unknown>];
     // Parallel tasks end in either order too: their update and task events go apart.
