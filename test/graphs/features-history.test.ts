@@ -17,6 +17,7 @@ import {
   StateGraph,
   type StateSnapshot,
 } from "@langchain/langgraph";
+import { DeltaChannel } from "@langchain/langgraph/channels";
 import { canonRun, checkOrder, collect, orderedHistory } from "./canon.js";
 import { DIALECT_TARGETS, newThread, useFreshSaver } from "./graphs.js";
 
@@ -144,6 +145,30 @@ async function runHistory(checkpointer: BaseCheckpointSaver) {
   return { result, objectMatches: byObject.length, total: all.length };
 }
 
+/** A node that loops `rounds` times: a long history, read in pieces across the saver's pages. */
+async function runLongThread(checkpointer: BaseCheckpointSaver, rounds: number) {
+  const Long = Annotation.Root({
+    i: Annotation<number>,
+    log: new DeltaChannel<string[], string>((state, writes) => state.concat(writes), { snapshotFrequency: 40 }),
+  });
+  const graph = new StateGraph(Long)
+    .addNode("tick", (state) => ({ i: (state.i ?? 0) + 1, log: `tick ${state.i ?? 0}` }))
+    .addEdge(START, "tick")
+    .addConditionalEdges("tick", (state) => (state.i < rounds ? "tick" : END), ["tick", END])
+    .compile({ checkpointer });
+  const config = newThread("long");
+  await graph.invoke({ i: 0 }, { ...config, recursionLimit: rounds + 10 });
+  const all = await orderedHistory(graph, config);
+  const pieces: Record<string, StateSnapshot[]> = {};
+  for (const at of [1, 9, 10, 11, 49, 50, 51, all.length - 2]) {
+    pieces[`before ${at}`] = await query(graph, config, { before: all[at].config, limit: 12 });
+    pieces[`state ${at}`] = [await graph.getState(all[at].config)];
+  }
+  pieces.loopsOnly = await query(graph, config, { filter: { source: "loop" }, limit: 75 });
+  for (const piece of Object.values(pieces)) checkOrder(piece, false);
+  return canonRun({ all, pieces }, { [config.configurable.thread_id]: "<thread>" });
+}
+
 describe.each(DIALECT_TARGETS)("editing and querying history on %s", (target) => {
   const db = useFreshSaver(target);
 
@@ -159,5 +184,12 @@ describe.each(DIALECT_TARGETS)("editing and querying history on %s", (target) =>
     expect(found.nothing).toEqual([]);
     expect(found.firstThree).toHaveLength(3);
     expect(found.beforeMiddleTwo).toHaveLength(2);
+  });
+
+  it("reads a long thread's history in pieces (before, limit, filter) like MemorySaver", async () => {
+    const drizzle = await runLongThread(db.saver, 120);
+    const memory = await runLongThread(new MemorySaver(), 120);
+    expect(drizzle).toEqual(memory);
+    expect((drizzle.all as unknown[]).length).toBe(122);
   });
 });

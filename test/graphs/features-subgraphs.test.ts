@@ -101,6 +101,8 @@ async function runTravel(checkpointer: BaseCheckpointSaver) {
   );
   const done = await graph.getState(config, { subgraphs: true });
   const fullHistory = await orderedHistory(graph, config);
+  // Every past checkpoint read again with its subgraphs' states.
+  const past = await Promise.all(fullHistory.map((s) => graph.getState(s.config, { subgraphs: true })));
   return canonRun(
     {
       paused,
@@ -109,6 +111,7 @@ async function runTravel(checkpointer: BaseCheckpointSaver) {
       half,
       done,
       fullHistory,
+      past,
       first: byNamespace(first),
       second: byNamespace(second),
       third: byNamespace(third),
