@@ -52,7 +52,12 @@ function buildGraph(checkpointer: BaseCheckpointSaver) {
 
 type Graph = ReturnType<typeof buildGraph>;
 
-async function query(graph: Graph, config: StateSnapshot["config"], options: object) {
+/** Anything whose history can be read (the graphs of this file differ in state). */
+interface HistoryReader {
+  getStateHistory(config: StateSnapshot["config"], options?: object): AsyncIterableIterator<StateSnapshot>;
+}
+
+async function query(graph: HistoryReader, config: StateSnapshot["config"], options: object) {
   return collect(graph.getStateHistory(config, options));
 }
 

@@ -184,6 +184,34 @@ async function runRouter(checkpointer: BaseCheckpointSaver) {
   );
 }
 
+/** Node names, an answer and a thread id beyond ASCII (namespaces are built from node names). */
+async function runUnicode(checkpointer: BaseCheckpointSaver) {
+  const State = Annotation.Root({ log: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+  const inner = new StateGraph(State)
+    .addNode("frågа 🐙", () => ({ log: [interrupt<string, string>("ünïcode?")] }))
+    .addEdge(START, "frågа 🐙")
+    .addEdge("frågа 🐙", END)
+    .compile();
+  const graph = new StateGraph(State)
+    .addNode("bü ro 📎", inner)
+    .addEdge(START, "bü ro 📎")
+    .addEdge("bü ro 📎", END)
+    .compile({ checkpointer });
+  const threadId = `${newThread("unicode").configurable.thread_id} ñ 🧵 'quote" \\`;
+  const config = { configurable: { thread_id: threadId } };
+  await graph.invoke({}, config);
+  const paused = await graph.getState(config, { subgraphs: true });
+  const subConfig = (paused.tasks[0].state as StateSnapshot).config;
+  const ns = subConfig.configurable?.checkpoint_ns;
+  const subHistory = await orderedHistory(graph, { configurable: { thread_id: threadId, checkpoint_ns: ns } });
+  // A history asked for from one checkpoint holds that checkpoint only.
+  const fromOne = await collect(graph.getStateHistory(subConfig));
+  await graph.invoke(new Command({ resume: "ja ✅" }), config);
+  const all = await orderedHistory(graph, config);
+  const done = await graph.getState(config, { subgraphs: true });
+  return canonRun({ paused, subHistory, fromOne, all, done }, { [threadId]: "<thread>" });
+}
+
 describe.each(DIALECT_TARGETS)("subgraphs and Command on %s", (target) => {
   const db = useFreshSaver(target);
 
@@ -201,5 +229,13 @@ describe.each(DIALECT_TARGETS)("subgraphs and Command on %s", (target) => {
     const drizzle = await runRouter(db.saver);
     const memory = await runRouter(new MemorySaver());
     expect(drizzle).toEqual(memory);
+  });
+
+  it("keeps node names, answers and thread ids beyond ASCII like MemorySaver", async () => {
+    const drizzle = await runUnicode(db.saver);
+    const memory = await runUnicode(new MemorySaver());
+    expect(drizzle).toEqual(memory);
+    expect((drizzle.done as StateSnapshot).values).toEqual({ log: ["ja ✅"] });
+    expect(drizzle.fromOne).toHaveLength(1);
   });
 });
