@@ -152,6 +152,99 @@ async function runRetry(checkpointer: BaseCheckpointSaver) {
   return canonRun({ state, fullHistory, chunks, counter }, { [config.configurable.thread_id]: "<thread>" });
 }
 
+interface SubCounter {
+  inner: number;
+  innerFailures: number;
+  flaky: number;
+  flakyFailures: number;
+}
+
+/** Resolves once both subgraph nodes have returned: a failed run aborts its siblings still running. */
+function finishLine() {
+  const releases: Record<string, () => void> = {};
+  const wait = (name: string) =>
+    new Promise<void>((resolve) => {
+      releases[name] = resolve;
+    });
+  const both = Promise.all([wait("steady"), wait("shaky")]);
+  return { both, release: (name: string) => releases[name]() };
+}
+
+/**
+ * Two parallel subgraphs: "steady" completes, "shaky" fails inside on its second step
+ * once and is retried whole by its RetryPolicy; once both are done "flaky" fails once
+ * with no policy, so the run fails and is resumed.
+ */
+function buildSubgraphRetryGraph(checkpointer: BaseCheckpointSaver, counter: SubCounter) {
+  // Both subgraphs hand their whole state back, input included: the last write wins.
+  const SubState = Annotation.Root({
+    input: Annotation<string>({ reducer: (_, b) => b, default: () => "" }),
+    outputs: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  });
+  const line = finishLine();
+  const inner = (name: string, fails: boolean) => {
+    const graph = new StateGraph(SubState)
+      .addNode("first", (state) => {
+        counter.inner += 1;
+        return { outputs: [`${name} first ${state.input}`] };
+      })
+      .addNode("second", () => {
+        if (fails && counter.innerFailures > 0) {
+          counter.innerFailures -= 1;
+          throw new Error(`${name} second failed`);
+        }
+        return { outputs: [`${name} second`] };
+      })
+      .addEdge(START, "first")
+      .addEdge("first", "second")
+      .addEdge("second", END)
+      .compile();
+    return async (state: typeof SubState.State) => {
+      const result = await graph.invoke(state);
+      line.release(name);
+      return result;
+    };
+  };
+  return new StateGraph(SubState)
+    .addNode("steady", inner("steady", false))
+    .addNode("shaky", inner("shaky", true), { retryPolicy: QUICK_RETRY })
+    .addNode("flaky", async () => {
+      counter.flaky += 1;
+      await line.both;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (counter.flakyFailures > 0) {
+        counter.flakyFailures -= 1;
+        throw new Error("flaky failed");
+      }
+      return { outputs: ["flaky"] };
+    })
+    .addNode("join", (state) => ({ outputs: [`joined ${state.outputs.length}`] }))
+    .addEdge(START, "steady")
+    .addEdge(START, "shaky")
+    .addEdge(START, "flaky")
+    .addEdge(["steady", "shaky", "flaky"], "join")
+    .addEdge("join", END)
+    .compile({ checkpointer });
+}
+
+async function runSubgraphRetry(checkpointer: BaseCheckpointSaver) {
+  const counter: SubCounter = { inner: 0, innerFailures: 1, flaky: 0, flakyFailures: 1 };
+  const graph = buildSubgraphRetryGraph(checkpointer, counter);
+  const config = newThread("subgraph-retry");
+  const failure = await graph.invoke({ input: "x" }, config).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  const afterFailure = { ...counter };
+  const failed = await graph.getState(config, { subgraphs: true });
+  const result = await graph.invoke(null, config);
+  const all = await orderedHistory(graph, config);
+  return canonRun(
+    { failure, afterFailure, failed, result, all, counter },
+    { [config.configurable.thread_id]: "<thread>" },
+  );
+}
+
 describe.each(DIALECT_TARGETS)("the functional API and retries on %s", (target) => {
   const db = useFreshSaver(target);
 
@@ -169,5 +262,15 @@ describe.each(DIALECT_TARGETS)("the functional API and retries on %s", (target) 
     const memory = await runRetry(new MemorySaver());
     expect(drizzle).toEqual(memory);
     expect(drizzle.counter).toEqual({ steady: 1, shaky: 3 });
+  });
+
+  it("resumes parallel subgraphs after a sibling failed, one retried by its policy, like MemorySaver", async () => {
+    const drizzle = await runSubgraphRetry(db.saver);
+    const memory = await runSubgraphRetry(new MemorySaver());
+    expect(drizzle).toEqual(memory);
+    const result = drizzle.result as { outputs: string[] };
+    expect(result.outputs.at(-1)).toMatch(/^joined /);
+    // "first" ran for steady, and twice for shaky: its retry starts the subgraph afresh (namespace "shaky:<id>|1").
+    expect(drizzle.counter).toMatchObject({ inner: 3, innerFailures: 0, flaky: 2, flakyFailures: 0 });
   });
 });
