@@ -119,6 +119,9 @@ async function runHistory(checkpointer: BaseCheckpointSaver) {
   const bulkResumed = await graph.invoke(new Command({ resume: "bulk" }), config);
 
   const all = await orderedHistory(graph, config);
+  // A thread never written: an empty state and no history.
+  const unknown = { configurable: { thread_id: `${config.configurable.thread_id}-unknown` } };
+  const empty = { state: await graph.getState(unknown), history: await collect(graph.getStateHistory(unknown)) };
   const subHistory = await orderedHistory(graph, {
     configurable: { thread_id: config.configurable.thread_id, checkpoint_ns: subConfig.configurable?.checkpoint_ns },
   });
@@ -128,6 +131,7 @@ async function runHistory(checkpointer: BaseCheckpointSaver) {
   const result = canonRun(
     {
       all,
+      empty,
       subHistory,
       queries: await queries(graph, config, all),
       first,
@@ -145,7 +149,7 @@ async function runHistory(checkpointer: BaseCheckpointSaver) {
       bulkRun,
       bulkResumed,
     },
-    { [config.configurable.thread_id]: "<thread>" },
+    { [config.configurable.thread_id]: "<thread>", [unknown.configurable.thread_id]: "<unknown thread>" },
   );
   return { result, objectMatches: byObject.length, total: all.length };
 }

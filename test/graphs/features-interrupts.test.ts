@@ -78,7 +78,11 @@ async function runFanOut(checkpointer: BaseCheckpointSaver) {
   );
   const half = await graph.getState(config);
   const rest = await collect(
-    graph.stream(new Command({ resume: answers(pendingIds(half), ["about a?", "about ccc?"]) }), options),
+    graph.stream(
+      // Answered together with a state update, applied before the workers resume.
+      new Command({ resume: answers(pendingIds(half), ["about a?", "about ccc?"]), update: { notes: ["by command"] } }),
+      options,
+    ),
   );
   const done = await graph.getState(config);
   const all = await orderedHistory(graph, config);
@@ -161,10 +165,11 @@ describe.each(DIALECT_TARGETS)("several interrupts at once on %s", (target) => {
     const done = drizzle.done as { values: { notes: string[] } };
     expect(done.values.notes).toEqual([
       "plan 3",
+      "by command",
       "a: answer to about a?",
       "bb: answer to about bb?",
       "ccc: answer to about ccc?",
-      "sum of 4",
+      "sum of 5",
     ]);
   });
 
