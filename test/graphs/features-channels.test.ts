@@ -139,6 +139,41 @@ async function runChannels(checkpointer: BaseCheckpointSaver) {
   );
 }
 
+/** 1 MiB in every place a graph writes: input, an interrupt's value, the answer, a task's pending result. */
+async function runLargeWrites(checkpointer: BaseCheckpointSaver) {
+  const State = Annotation.Root({
+    doc: Annotation<string>,
+    parts: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  });
+  const counter = { big: 0, fails: 1 };
+  const graph = new StateGraph(State)
+    .addNode("big", (state) => {
+      counter.big += 1;
+      return { parts: [`${state.doc.slice(0, 8)}${BIG}`] };
+    })
+    .addNode("fails", async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (counter.fails-- > 0) throw new Error("fails once");
+      return { parts: ["small"] };
+    })
+    .addNode("ask", (state) => ({ parts: [interrupt<string, string>(`${state.parts.length}${BIG}`).slice(-8)] }))
+    .addEdge(START, "big")
+    .addEdge(START, "fails")
+    .addEdge(["big", "fails"], "ask")
+    .addEdge("ask", END)
+    .compile({ checkpointer });
+  const config = newThread("large");
+  const failure = await graph.invoke({ doc: `input ${BIG}` }, config).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  const failed = await graph.getState(config);
+  const paused = await graph.invoke(null, config);
+  const done = await graph.invoke(new Command({ resume: `${BIG}answered` }), config);
+  const all = await orderedHistory(graph, config);
+  return canonRun({ failure, failed, paused, done, all, counter }, { [config.configurable.thread_id]: "<thread>" });
+}
+
 describe.each(DIALECT_TARGETS)("channels of many kinds on %s", (target) => {
   const db = useFreshSaver(target);
 
@@ -149,5 +184,13 @@ describe.each(DIALECT_TARGETS)("channels of many kinds on %s", (target) => {
     const resumed = drizzle.resumed as Record<string, unknown>;
     expect(resumed.log).toEqual(["pruned at 8", "answer ok"]);
     expect(resumed.total).toBe(2 * (0 + 1 + 2 + 3 + 400));
+  });
+
+  it("keeps 1 MiB inputs, pending results, interrupt values and answers like MemorySaver", async () => {
+    const drizzle = await runLargeWrites(db.saver);
+    const memory = await runLargeWrites(new MemorySaver());
+    expect(drizzle).toEqual(memory);
+    expect(drizzle.counter).toEqual({ big: 1, fails: -1 });
+    expect((drizzle.done as { parts: string[] }).parts.at(-1)).toBe("answered");
   });
 });
