@@ -144,7 +144,12 @@ function createEncoder(level: number): Encoder {
     encodeExtension(ext: ExtData): void;
   };
   const doEncode = internals.doEncode.bind(encoder);
+  // What a toJSON just returned: encoded by the rules below, but its own toJSON is not
+  // applied again (JSON.stringify applies it once), so one returning itself terminates.
+  let fromToJson: { value: unknown } | undefined;
   internals.doEncode = (object, depth) => {
+    const converted = fromToJson !== undefined && fromToJson.value === object;
+    fromToJson = undefined;
     // The same nesting depth the reader counts (see checkMsgpack): what is written can be read.
     if (typeof object === "object" && object !== null) {
       const nesting = encodeBase[level] + depth; // the encoder counts the top-level value as depth 1
@@ -154,8 +159,10 @@ function createEncoder(level: number): Encoder {
     const message = typeof object === "object" && object !== null ? compactMessage(object) : undefined;
     if (object === undefined) internals.encodeExtension(UNDEFINED);
     else if (message) internals.encodeExtension(new ExtData(EXT.message, encodeValue(message)));
-    else if (hasOwnJson(object)) doEncode(object.toJSON(), depth);
-    else if (typeof object === "object" && object !== null && Object.hasOwn(object, "__proto__")) {
+    else if (!converted && hasOwnJson(object)) {
+      fromToJson = { value: object.toJSON() };
+      internals.doEncode(fromToJson.value, depth);
+    } else if (typeof object === "object" && object !== null && Object.hasOwn(object, "__proto__")) {
       internals.encodeExtension(new ExtData(EXT.protoKeyObject, encodeValue(Object.entries(object))));
     } else if (typeof object === "bigint")
       internals.encodeExtension(new ExtData(EXT.bigint, new TextEncoder().encode(object.toString())));

@@ -155,6 +155,23 @@ describe("MsgpackSerializer", () => {
     expect(back.total).toStrictEqual({ __overwrite__: 7 });
     expect(back.price).toStrictEqual({ amount: 12.5, currency: "EUR" });
     expect(back.tags).toStrictEqual(["hello", "world"]);
+    // toJSON applies once, as in JSON.stringify: returning itself keeps the fields, returning undefined drops it.
+    class Itself {
+      readonly kept = 1;
+      toJSON() {
+        return this;
+      }
+    }
+    class Nothing {
+      toJSON() {
+        return undefined;
+      }
+    }
+    const odd = (await roundTrip({ itself: new Itself(), nothing: new Nothing(), list: [new Nothing()] })) as Record<
+      string,
+      unknown
+    >;
+    expect(odd).toStrictEqual({ itself: { kept: 1 }, nothing: undefined, list: [undefined] });
     // What JSON loses keeps its own encoding: a Date, bytes, a message instance.
     expect(back.when).toStrictEqual(value.when);
     expect(back.bytes).toStrictEqual(new Uint8Array([1, 2, 3]));
