@@ -120,6 +120,18 @@ const NESTED_EXT = new Set<number>([
 const UNDEFINED = new ExtData(EXT.undefined, new Uint8Array(0));
 
 /**
+ * An object that says how it is written as JSON (its `toJSON`), other than the values
+ * this format keeps better than JSON does (Date, bytes, LangChain records). Such an
+ * object is stored as what `toJSON` returns, as LangGraph's JsonPlusSerializer (and
+ * so MemorySaver) stores it: its own fields may be private, or functions.
+ */
+function hasOwnJson(value: unknown): value is { toJSON(): unknown } {
+  if (typeof value !== "object" || value === null) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON !== "function") return false;
+  return !(value instanceof Date) && !ArrayBuffer.isView(value) && !isLangChainSerializable(value);
+}
+
+/**
  * MessagePack turns `undefined` into nil before extensions are consulted, so the
  * encoder is given a hook that writes our undefined extension instead.
  */
@@ -132,7 +144,12 @@ function createEncoder(level: number): Encoder {
     encodeExtension(ext: ExtData): void;
   };
   const doEncode = internals.doEncode.bind(encoder);
+  // What a toJSON just returned: encoded by the rules below, but its own toJSON is not
+  // applied again (JSON.stringify applies it once), so one returning itself terminates.
+  let fromToJson: { value: unknown } | undefined;
   internals.doEncode = (object, depth) => {
+    const converted = fromToJson !== undefined && fromToJson.value === object;
+    fromToJson = undefined;
     // The same nesting depth the reader counts (see checkMsgpack): what is written can be read.
     if (typeof object === "object" && object !== null) {
       const nesting = encodeBase[level] + depth; // the encoder counts the top-level value as depth 1
@@ -142,7 +159,10 @@ function createEncoder(level: number): Encoder {
     const message = typeof object === "object" && object !== null ? compactMessage(object) : undefined;
     if (object === undefined) internals.encodeExtension(UNDEFINED);
     else if (message) internals.encodeExtension(new ExtData(EXT.message, encodeValue(message)));
-    else if (typeof object === "object" && object !== null && Object.hasOwn(object, "__proto__")) {
+    else if (!converted && hasOwnJson(object)) {
+      fromToJson = { value: object.toJSON() };
+      internals.doEncode(fromToJson.value, depth);
+    } else if (typeof object === "object" && object !== null && Object.hasOwn(object, "__proto__")) {
       internals.encodeExtension(new ExtData(EXT.protoKeyObject, encodeValue(Object.entries(object))));
     } else if (typeof object === "bigint")
       internals.encodeExtension(new ExtData(EXT.bigint, new TextEncoder().encode(object.toString())));

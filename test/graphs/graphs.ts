@@ -345,6 +345,8 @@ const ENCRYPTED_TARGETS = ["sqlite encrypted", "postgres encrypted", "mysql encr
 /** Where the graph tests run: every driver, MariaDB sharded by Spider (test/spider/), each dialect encrypted. */
 export const GRAPH_TARGETS = [...TARGETS, "spider", ...ENCRYPTED_TARGETS] as const;
 export type GraphTarget = (typeof GRAPH_TARGETS)[number];
+/** Each dialect through its default driver, plain and encrypted (the LangGraph feature tests, test/graphs/features-*). */
+export const DIALECT_TARGETS = [...DIALECTS, ...ENCRYPTED_TARGETS] as const;
 /** The targets a second process or saver can reach by URL (the other drivers are made from a drizzle database). */
 export const URL_TARGETS = [...DIALECTS, "spider"] as const;
 

@@ -1,4 +1,5 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { Overwrite } from "@langchain/langgraph";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { ExtData, encode } from "@msgpack/msgpack";
 import fc from "fast-check";
@@ -118,6 +119,63 @@ describe("MsgpackSerializer", () => {
     const [, data] = await serde.dumpsTyped({ text: "a".repeat(100) });
     await expect(serde.loadsTyped("msgpack", data.subarray(0, 20))).rejects.toThrow(SerializationError);
     await expect(serde.loadsTyped("pickle", data)).rejects.toThrow(/unknown serialization type/);
+  });
+
+  it("stores an object with toJSON as what toJSON returns, as LangGraph's JSON serializer does", async () => {
+    class Money {
+      readonly currency = "EUR";
+      private readonly cents: number;
+      readonly format = () => `${this.cents / 100} ${this.currency}`;
+      constructor(cents: number) {
+        this.cents = cents;
+      }
+      toJSON() {
+        return { amount: this.cents / 100, currency: this.currency };
+      }
+    }
+    class Slug {
+      constructor(readonly text: string) {}
+      toJSON() {
+        return this.text.toLowerCase();
+      }
+    }
+    const json = new JsonPlusSerializer();
+    const value = {
+      // LangGraph's own Overwrite: its toJSON leaves out the class marker.
+      total: new Overwrite(7),
+      price: new Money(1250),
+      tags: [new Slug("Hello"), new Slug("World")],
+      when: new Date("2024-05-06T07:08:09.123Z"),
+      bytes: Buffer.from([1, 2, 3]),
+      message: new HumanMessage({ id: "m1", content: "hi" }),
+    };
+    const back = (await roundTrip(value)) as Record<string, unknown>;
+    const reference = (await json.loadsTyped(...(await json.dumpsTyped(value)))) as Record<string, unknown>;
+    for (const key of ["total", "price", "tags"]) expect(back[key]).toStrictEqual(reference[key]);
+    expect(back.total).toStrictEqual({ __overwrite__: 7 });
+    expect(back.price).toStrictEqual({ amount: 12.5, currency: "EUR" });
+    expect(back.tags).toStrictEqual(["hello", "world"]);
+    // toJSON applies once, as in JSON.stringify: returning itself keeps the fields, returning undefined drops it.
+    class Itself {
+      readonly kept = 1;
+      toJSON() {
+        return this;
+      }
+    }
+    class Nothing {
+      toJSON() {
+        return undefined;
+      }
+    }
+    const odd = (await roundTrip({ itself: new Itself(), nothing: new Nothing(), list: [new Nothing()] })) as Record<
+      string,
+      unknown
+    >;
+    expect(odd).toStrictEqual({ itself: { kept: 1 }, nothing: undefined, list: [undefined] });
+    // What JSON loses keeps its own encoding: a Date, bytes, a message instance.
+    expect(back.when).toStrictEqual(value.when);
+    expect(back.bytes).toStrictEqual(new Uint8Array([1, 2, 3]));
+    expect(back.message).toBeInstanceOf(HumanMessage);
   });
 
   it("refuses values it cannot encode", async () => {
