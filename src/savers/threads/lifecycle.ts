@@ -11,7 +11,7 @@ import { batchSizeOf } from "../options.js";
 import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
-import { as, MAX_KEY_BYTES } from "../values/values.js";
+import { as, isRecord, MAX_KEY_BYTES } from "../values/values.js";
 import { copyRows, threadHasRows } from "./copy-rows.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
@@ -133,8 +133,8 @@ export class ThreadLifecycle {
   }
 
   async deleteThreads(threadIds: string[]): Promise<void> {
+    requireThreadIds(threadIds, "deleteThread");
     for (const threadId of threadIds) {
-      requireThreadId(threadId);
       // Until settled: a late put holding its parent's lock is waited for, then its rows go too.
       // The thread's row first, even while a put is inserting it: a deletion that met the
       // row only in a later round held the other tables' rows meanwhile (a deadlock).
@@ -145,8 +145,11 @@ export class ThreadLifecycle {
     }
   }
 
-  async prune(threadIds: string[], strategy: PruneStrategy, keepLast?: number): Promise<void> {
-    if (!Array.isArray(threadIds)) throw new InvalidInputError("prune: threadIds must be an array");
+  async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number }): Promise<void> {
+    // Every id is checked before any thread is touched: a bad one later in the list writes nothing.
+    requireThreadIds(threadIds, "prune");
+    if (!isRecord(options)) throw new InvalidInputError("prune: options must be an object");
+    const { strategy = "keep_latest", keepLast } = options;
     if (strategy === "delete") {
       if (keepLast !== undefined)
         throw new InvalidInputError('prune: keepLast applies to the "keep_latest" strategy only');
@@ -155,7 +158,6 @@ export class ThreadLifecycle {
     if (strategy !== "keep_latest") throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
     const kept = keepLastOf(keepLast, "prune: keepLast");
     for (const threadId of threadIds) {
-      requireThreadId(threadId);
       await removeCheckpoints(this.dialect, threadId, (rows) => rows.filter((row) => row.rank > kept));
     }
   }
@@ -224,6 +226,12 @@ export class ThreadLifecycle {
     const { checkpoints, blobs, writes, threads } = this.dialect.columns;
     return [threads, checkpoints, blobs, writes].map(({ table, threadId }) => ({ table, threadId }));
   }
+}
+
+/** Checks every id of a list up front, so that a call given a bad one changes no thread. */
+function requireThreadIds(threadIds: unknown, call: string): void {
+  if (!Array.isArray(threadIds)) throw new InvalidInputError(`${call}: threadIds must be an array`);
+  for (const threadId of threadIds) requireThreadId(threadId);
 }
 
 /** Bytes of a key part as read back: text, or a MySQL namespace's binary. */
