@@ -59,9 +59,10 @@ export class ThreadLifecycle {
     if (sourceThreadId === targetThreadId)
       throw new InvalidInputError("copyThread: source and target are the same thread");
     const tables = this.tables();
-    if (await threadHasRows((statement) => this.dialect.query(statement), tables, targetThreadId)) {
-      throw new InvalidInputError(`copyThread: target thread "${targetThreadId}" is not empty`);
-    }
+    const targetHasRows = () => threadHasRows((statement) => this.dialect.query(statement), tables, targetThreadId);
+    const notEmpty = (options?: ErrorOptions) =>
+      new InvalidInputError(`copyThread: target thread "${targetThreadId}" is not empty; nothing was copied`, options);
+    if (await targetHasRows()) throw notEmpty();
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
     // insert ... select keeps blobs and writes as bytes, never decoding them. Holding the
     // source's row: no put, rekey or removal changes it meanwhile.
@@ -69,11 +70,15 @@ export class ThreadLifecycle {
     const copies = tables.map(({ table, threadId }) =>
       copyRows(table, threadId, sourceThreadId, targetThreadId, { skip: [this.dialect.columns.threads.pinned] }),
     );
-    if (!this.sealer) {
-      await holdingThread(this.dialect, sourceThreadId, copies);
-      return;
+    try {
+      if (!this.sealer) await holdingThread(this.dialect, sourceThreadId, copies);
+      else await this.copySealed(this.sealer, sourceThreadId, targetThreadId, copies);
+    } catch (error) {
+      // The target was written after the check (a put, another copy): the copy's unit met
+      // its rows as a key violation and wrote nothing. Say so, as the check would have.
+      if (await targetHasRows()) throw notEmpty({ cause: error });
+      throw error;
     }
-    await this.copySealed(this.sealer, sourceThreadId, targetThreadId, copies);
   }
 
   /**
