@@ -15,7 +15,7 @@ import { as, isRecord, MAX_KEY_BYTES } from "../values/values.js";
 import { copyRows, threadHasRows } from "./copy-rows.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
-import { ThreadSweeper } from "./sweep.js";
+import { boundedCutoffMs, ThreadSweeper } from "./sweep.js";
 import { claimThreadRow, holdingThread, readingHoldingThread } from "./thread-lock.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
@@ -205,7 +205,7 @@ export class ThreadLifecycle {
     // time; the claim re-checks that under the row's lock. A row another transaction holds is
     // skipped, not waited for: a put in progress makes the thread active, and another process
     // expiring it handles it (waiting made concurrent expirers go in lockstep).
-    const cutoff = this.dialect.epochMillis(idleSince.getTime());
+    const cutoff = this.dialect.epochMillis(boundedCutoffMs(idleSince.getTime()));
     // Counting needs no ids: one count over the same index range.
     if (dryRun && !onThread) return this.sweeper.countIdle(cutoff);
     let touched = 0;
