@@ -199,14 +199,19 @@ export class ThreadSweeper {
   async setPinned(threadId: string, pinned: boolean): Promise<void> {
     requireThreadId(threadId);
     const t = this.dialect.columns.threads;
-    await this.dialect.atomically([
-      sql`update ${t.table} set ${sql.identifier(t.pinned.name)} = ${sql.raw(pinned ? "true" : "false")}
+    // The row is locked before the update and checked in the same unit: checked after it, a
+    // first put landing in between made a pin that found no row look successful.
+    await this.dialect.atomically(
+      [
+        sql`update ${t.table} set ${sql.identifier(t.pinned.name)} = ${sql.raw(pinned ? "true" : "false")}
         where ${t.threadId} = ${threadId}`,
-    ]);
-    const found = await this.dialect.query(sql`select 1 as ${sql.identifier("found")} from ${t.table}
-      where ${t.threadId} = ${threadId}`);
-    if (found.length === 0) {
-      throw new InvalidInputError(`${pinned ? "pinThread" : "unpinThread"}: thread "${threadId}" has no checkpoints`);
-    }
+      ],
+      {
+        rows: sql`select 1 as ${sql.identifier("found")} from ${t.table} where ${t.threadId} = ${threadId}`,
+        exclusive: true,
+        failure: () =>
+          new InvalidInputError(`${pinned ? "pinThread" : "unpinThread"}: thread "${threadId}" has no checkpoints`),
+      },
+    );
   }
 }
