@@ -53,4 +53,15 @@ describe.each(DIALECTS)("lifecycle calls given bad input on %s", (dialect) => {
     ).toThrow(InvalidInputError);
     expect(await dumpTables(db.raw)).toEqual(before);
   });
+
+  it("an unknown option of prune or expireThreads is refused rather than dropped", async () => {
+    const id = newThreadId("bad-key-prune");
+    await new HistoryWriter(db.saver, id).chain(3);
+    const before = await dumpTables(db.raw);
+    await expect(db.saver.prune([id], { keep_last: 3 } as never)).rejects.toThrow(/unknown option "keep_last"/);
+    const expire = { idleSince: new Date(Date.now() + 60_000), strategy: "keep_latest", keepLast: 3 } as never;
+    await expect(db.saver.expireThreads(expire)).rejects.toThrow(/unknown option "keepLast"/);
+    await expect(db.saver.expireThreads(null as never)).rejects.toThrow(InvalidInputError);
+    expect(await dumpTables(db.raw)).toEqual(before);
+  });
 });

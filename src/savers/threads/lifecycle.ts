@@ -153,7 +153,7 @@ export class ThreadLifecycle {
   async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number }): Promise<void> {
     // Every id is checked before any thread is touched: a bad one later in the list writes nothing.
     requireThreadIds(threadIds, "prune");
-    if (!isRecord(options)) throw new InvalidInputError("prune: options must be an object");
+    requireOptions(options, "prune", ["strategy", "keepLast"]);
     const { strategy = "keep_latest", keepLast } = options;
     if (strategy === "delete") {
       if (keepLast !== undefined)
@@ -193,7 +193,8 @@ export class ThreadLifecycle {
   }
 
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
-    const { idleSince, strategy = "delete", onProgress, dryRun = false, onThread } = options ?? {};
+    requireOptions(options, "expireThreads", EXPIRE_KEYS);
+    const { idleSince, strategy = "delete", onProgress, dryRun = false, onThread } = options;
     if (!(idleSince instanceof Date) || Number.isNaN(idleSince.getTime())) {
       throw new InvalidInputError("expireThreads: idleSince must be a valid Date");
     }
@@ -231,6 +232,18 @@ export class ThreadLifecycle {
     const { checkpoints, blobs, writes, threads } = this.dialect.columns;
     return [threads, checkpoints, blobs, writes].map(({ table, threadId }) => ({ table, threadId }));
   }
+}
+
+const EXPIRE_KEYS = ["idleSince", "strategy", "batchSize", "onProgress", "dryRun", "onThread"];
+
+/**
+ * Options are an object of known keys: a misspelt or unsupported one (`keepLast` given to
+ * expireThreads, which keeps one) would otherwise be dropped, and more removed than asked.
+ */
+function requireOptions(options: unknown, call: string, known: readonly string[]): asserts options is object {
+  if (!isRecord(options)) throw new InvalidInputError(`${call}: options must be an object`);
+  const unknown = Object.keys(options).find((key) => !known.includes(key));
+  if (unknown !== undefined) throw new InvalidInputError(`${call}: unknown option "${unknown}"`);
 }
 
 /** Checks every id of a list up front, so that a call given a bad one changes no thread. */
