@@ -311,7 +311,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * they reference; "delete" removes the threads. Blobs no remaining checkpoint references are removed.
    */
   async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number } = {}): Promise<void> {
-    await this.lifecycle.prune(threadIds, options.strategy ?? "keep_latest", options.keepLast);
+    await this.lifecycle.prune(threadIds, options);
   }
 
   /** Removes the checkpoints whose metadata `run_id` is one of `runIds`, with their writes and orphaned blobs. */
@@ -346,7 +346,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * (default: `console.error`) and the next pass runs as planned.
    */
   startSweeper(options: SweeperOptions): SweeperHandle {
-    sweepPolicy(this.retention, options ?? {});
+    sweepPolicy(this.retention, options, "startSweeper");
     return this.sweepers.start((pass) => this.sweep(pass), options);
   }
 

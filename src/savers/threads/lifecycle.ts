@@ -11,11 +11,11 @@ import { batchSizeOf } from "../options.js";
 import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
-import { as, MAX_KEY_BYTES } from "../values/values.js";
+import { as, isRecord, MAX_KEY_BYTES } from "../values/values.js";
 import { copyRows, threadHasRows } from "./copy-rows.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
-import { ThreadSweeper } from "./sweep.js";
+import { boundedCutoffMs, ThreadSweeper } from "./sweep.js";
 import { claimThreadRow, holdingThread, readingHoldingThread } from "./thread-lock.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
@@ -59,9 +59,10 @@ export class ThreadLifecycle {
     if (sourceThreadId === targetThreadId)
       throw new InvalidInputError("copyThread: source and target are the same thread");
     const tables = this.tables();
-    if (await threadHasRows((statement) => this.dialect.query(statement), tables, targetThreadId)) {
-      throw new InvalidInputError(`copyThread: target thread "${targetThreadId}" is not empty`);
-    }
+    const targetHasRows = () => threadHasRows((statement) => this.dialect.query(statement), tables, targetThreadId);
+    const notEmpty = (options?: ErrorOptions) =>
+      new InvalidInputError(`copyThread: target thread "${targetThreadId}" is not empty; nothing was copied`, options);
+    if (await targetHasRows()) throw notEmpty();
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
     // insert ... select keeps blobs and writes as bytes, never decoding them. Holding the
     // source's row: no put, rekey or removal changes it meanwhile.
@@ -69,11 +70,15 @@ export class ThreadLifecycle {
     const copies = tables.map(({ table, threadId }) =>
       copyRows(table, threadId, sourceThreadId, targetThreadId, { skip: [this.dialect.columns.threads.pinned] }),
     );
-    if (!this.sealer) {
-      await holdingThread(this.dialect, sourceThreadId, copies);
-      return;
+    try {
+      if (!this.sealer) await holdingThread(this.dialect, sourceThreadId, copies);
+      else await this.copySealed(this.sealer, sourceThreadId, targetThreadId, copies);
+    } catch (error) {
+      // The target was written after the check (a put, another copy): the copy's unit met
+      // its rows as a key violation and wrote nothing. Say so, as the check would have.
+      if (await targetHasRows()) throw notEmpty({ cause: error });
+      throw error;
     }
-    await this.copySealed(this.sealer, sourceThreadId, targetThreadId, copies);
   }
 
   /**
@@ -133,8 +138,8 @@ export class ThreadLifecycle {
   }
 
   async deleteThreads(threadIds: string[]): Promise<void> {
+    requireThreadIds(threadIds, "deleteThread");
     for (const threadId of threadIds) {
-      requireThreadId(threadId);
       // Until settled: a late put holding its parent's lock is waited for, then its rows go too.
       // The thread's row first, even while a put is inserting it: a deletion that met the
       // row only in a later round held the other tables' rows meanwhile (a deadlock).
@@ -145,8 +150,11 @@ export class ThreadLifecycle {
     }
   }
 
-  async prune(threadIds: string[], strategy: PruneStrategy, keepLast?: number): Promise<void> {
-    if (!Array.isArray(threadIds)) throw new InvalidInputError("prune: threadIds must be an array");
+  async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number }): Promise<void> {
+    // Every id is checked before any thread is touched: a bad one later in the list writes nothing.
+    requireThreadIds(threadIds, "prune");
+    requireOptions(options, "prune", ["strategy", "keepLast"]);
+    const { strategy = "keep_latest", keepLast } = options;
     if (strategy === "delete") {
       if (keepLast !== undefined)
         throw new InvalidInputError('prune: keepLast applies to the "keep_latest" strategy only');
@@ -155,7 +163,6 @@ export class ThreadLifecycle {
     if (strategy !== "keep_latest") throw new InvalidInputError(`prune: unknown strategy "${String(strategy)}"`);
     const kept = keepLastOf(keepLast, "prune: keepLast");
     for (const threadId of threadIds) {
-      requireThreadId(threadId);
       await removeCheckpoints(this.dialect, threadId, (rows) => rows.filter((row) => row.rank > kept));
     }
   }
@@ -186,7 +193,8 @@ export class ThreadLifecycle {
   }
 
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
-    const { idleSince, strategy = "delete", onProgress, dryRun = false, onThread } = options ?? {};
+    requireOptions(options, "expireThreads", EXPIRE_KEYS);
+    const { idleSince, strategy = "delete", onProgress, dryRun = false, onThread } = options;
     if (!(idleSince instanceof Date) || Number.isNaN(idleSince.getTime())) {
       throw new InvalidInputError("expireThreads: idleSince must be a valid Date");
     }
@@ -198,7 +206,7 @@ export class ThreadLifecycle {
     // time; the claim re-checks that under the row's lock. A row another transaction holds is
     // skipped, not waited for: a put in progress makes the thread active, and another process
     // expiring it handles it (waiting made concurrent expirers go in lockstep).
-    const cutoff = this.dialect.epochMillis(idleSince.getTime());
+    const cutoff = this.dialect.epochMillis(boundedCutoffMs(idleSince.getTime()));
     // Counting needs no ids: one count over the same index range.
     if (dryRun && !onThread) return this.sweeper.countIdle(cutoff);
     let touched = 0;
@@ -224,6 +232,24 @@ export class ThreadLifecycle {
     const { checkpoints, blobs, writes, threads } = this.dialect.columns;
     return [threads, checkpoints, blobs, writes].map(({ table, threadId }) => ({ table, threadId }));
   }
+}
+
+const EXPIRE_KEYS = ["idleSince", "strategy", "batchSize", "onProgress", "dryRun", "onThread"];
+
+/**
+ * Options are an object of known keys: a misspelt or unsupported one (`keepLast` given to
+ * expireThreads, which keeps one) would otherwise be dropped, and more removed than asked.
+ */
+function requireOptions(options: unknown, call: string, known: readonly string[]): asserts options is object {
+  if (!isRecord(options)) throw new InvalidInputError(`${call}: options must be an object`);
+  const unknown = Object.keys(options).find((key) => !known.includes(key));
+  if (unknown !== undefined) throw new InvalidInputError(`${call}: unknown option "${unknown}"`);
+}
+
+/** Checks every id of a list up front, so that a call given a bad one changes no thread. */
+function requireThreadIds(threadIds: unknown, call: string): void {
+  if (!Array.isArray(threadIds)) throw new InvalidInputError(`${call}: threadIds must be an array`);
+  for (const threadId of threadIds) requireThreadId(threadId);
 }
 
 /** Bytes of a key part as read back: text, or a MySQL namespace's binary. */

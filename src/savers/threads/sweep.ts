@@ -11,6 +11,19 @@ import { as } from "../values/values.js";
 import { removeCheckpoints } from "./remove.js";
 import type { ResolvedPolicy, SweepOptions, SweepOutcome, SweepProgress, SweepResult } from "./retention.js";
 
+/**
+ * The earliest cutoff a pass compares with, in milliseconds since the epoch (about 1200 BC):
+ * no thread was written before it, and PostgreSQL's timestamps and intervals cannot go much
+ * further back (a year before 4713 BC is out of range). A cutoff before it is moved to it,
+ * which finds the same threads: none.
+ */
+const EARLIEST_CUTOFF_MS = -1e14;
+
+/** `ms` (an expireThreads `idleSince`) as a cutoff every database can compare with. */
+export function boundedCutoffMs(ms: number): number {
+  return Math.max(ms, EARLIEST_CUTOFF_MS);
+}
+
 /** Thrown by a claim's precondition when the thread is not idle, pinned, or held by another transaction. */
 class NotClaimed extends Error {}
 
@@ -137,10 +150,12 @@ export class ThreadSweeper {
    */
   private async cutoffNow(idleForMs: number): Promise<SQL> {
     const { dialect } = this;
+    // An idleFor reaching before the earliest cutoff finds what the earliest cutoff finds.
+    const bounded = Math.min(idleForMs, Date.now() - EARLIEST_CUTOFF_MS);
     const [row] = await dialect.query(
-      sql`select ${dialect.createdAtMillis(dialect.millisAgo(idleForMs))} as ${sql.identifier("cutoff_ms")}`,
+      sql`select ${dialect.createdAtMillis(dialect.millisAgo(bounded))} as ${sql.identifier("cutoff_ms")}`,
     );
-    return dialect.epochMillis(Number(row?.cutoff_ms));
+    return dialect.epochMillis(boundedCutoffMs(Number(row?.cutoff_ms)));
   }
 
   /**
@@ -184,14 +199,19 @@ export class ThreadSweeper {
   async setPinned(threadId: string, pinned: boolean): Promise<void> {
     requireThreadId(threadId);
     const t = this.dialect.columns.threads;
-    await this.dialect.atomically([
-      sql`update ${t.table} set ${sql.identifier(t.pinned.name)} = ${sql.raw(pinned ? "true" : "false")}
+    // The row is locked before the update and checked in the same unit: checked after it, a
+    // first put landing in between made a pin that found no row look successful.
+    await this.dialect.atomically(
+      [
+        sql`update ${t.table} set ${sql.identifier(t.pinned.name)} = ${sql.raw(pinned ? "true" : "false")}
         where ${t.threadId} = ${threadId}`,
-    ]);
-    const found = await this.dialect.query(sql`select 1 as ${sql.identifier("found")} from ${t.table}
-      where ${t.threadId} = ${threadId}`);
-    if (found.length === 0) {
-      throw new InvalidInputError(`${pinned ? "pinThread" : "unpinThread"}: thread "${threadId}" has no checkpoints`);
-    }
+      ],
+      {
+        rows: sql`select 1 as ${sql.identifier("found")} from ${t.table} where ${t.threadId} = ${threadId}`,
+        exclusive: true,
+        failure: () =>
+          new InvalidInputError(`${pinned ? "pinThread" : "unpinThread"}: thread "${threadId}" has no checkpoints`),
+      },
+    );
   }
 }
