@@ -22,7 +22,7 @@ const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 export const STREAM_MODES: StreamMode[] = ["updates", "values", "checkpoints", "tasks"];
 
 /** Renames ids consistently within one run. */
-export class IdNames {
+class IdNames {
   private readonly names = new Map<string, string>();
 
   /** `fixed` names texts that are not ids but differ between the runs (thread ids). */
@@ -61,7 +61,7 @@ function canonString(text: string, ids: IdNames): string {
  * data; errors keep name and message; class instances (Command, Send, Interrupt)
  * keep their own fields and their class name.
  */
-export function canon(value: unknown, ids: IdNames, path: object[] = []): unknown {
+function canon(value: unknown, ids: IdNames, path: object[] = []): unknown {
   if (typeof value === "string") return canonString(value, ids);
   if (value === null || typeof value !== "object") return value;
   if (path.includes(value))
