@@ -35,8 +35,9 @@ export class InvalidInputError extends CheckpointSaverError {
  */
 export class InvalidNamespaceError extends LangGraphInvalidNamespaceError {
   override name = "InvalidNamespaceError";
-  readonly [OUR_NAMESPACE_ERROR] = true;
 }
+// On the prototype, so the class itself (its prototype) passes the test too.
+Object.defineProperty(InvalidNamespaceError.prototype, OUR_NAMESPACE_ERROR, { value: true });
 
 /** A put whose parent checkpoint, which its unchanged channels refer to, was deleted. */
 export class MissingParentError extends CheckpointSaverError {
