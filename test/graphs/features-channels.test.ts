@@ -174,6 +174,37 @@ async function runLargeWrites(checkpointer: BaseCheckpointSaver) {
   return canonRun({ failure, failed, paused, done, all, counter }, { [config.configurable.thread_id]: "<thread>" });
 }
 
+interface Todo {
+  title: string;
+  done: boolean;
+}
+
+/**
+ * A node that changes an element of the list it was given in place and appends to it in
+ * the same step (discouraged, but MemorySaver keeps the change): three turns, then the
+ * state and the history. With asynchronous durability LangGraph may hand a checkpoint to
+ * a saver after the next step changed its values (sooner to MemorySaver, which is
+ * faster): there only the final state is compared.
+ */
+async function runInPlaceEdits(checkpointer: BaseCheckpointSaver, durability: "sync" | "async") {
+  const State = Annotation.Root({
+    todos: Annotation<Todo[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  });
+  const graph = new StateGraph(State)
+    .addNode("add", (state) => {
+      if (state.todos.length > 0) state.todos[0].done = true;
+      return { todos: [{ title: `t${state.todos.length}`, done: false }] };
+    })
+    .addEdge(START, "add")
+    .addEdge("add", END)
+    .compile({ checkpointer });
+  const config = newThread("in-place");
+  for (let turn = 0; turn < 3; turn++) await graph.invoke({ todos: [] }, { ...config, durability });
+  const state = await graph.getState(config);
+  const all = durability === "sync" ? await orderedHistory(graph, config) : [];
+  return canonRun({ state, all }, { [config.configurable.thread_id]: "<thread>" });
+}
+
 describe.each(DIALECT_TARGETS)("channels of many kinds on %s", (target) => {
   const db = useFreshSaver(target);
 
@@ -193,4 +224,14 @@ describe.each(DIALECT_TARGETS)("channels of many kinds on %s", (target) => {
     expect(drizzle.counter).toEqual({ big: 1, fails: -1 });
     expect((drizzle.done as { parts: string[] }).parts.at(-1)).toBe("answered");
   });
+
+  it.each(["sync", "async"] as const)(
+    "keeps an element changed in place beside an append, like MemorySaver (durability %s)",
+    async (durability) => {
+      const drizzle = await runInPlaceEdits(db.saver, durability);
+      expect(drizzle).toEqual(await runInPlaceEdits(new MemorySaver(), durability));
+      const todos = (drizzle.state as { values: { todos: Todo[] } }).values.todos;
+      expect(todos.map((todo) => todo.done)).toEqual([true, false, false]);
+    },
+  );
 });

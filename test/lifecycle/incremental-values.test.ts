@@ -25,6 +25,7 @@ type Edit =
   | { kind: "append"; count: number }
   | { kind: "replace"; at: number }
   | { kind: "remove"; at: number }
+  | { kind: "mutate"; at: number }
   | { kind: "keep" };
 
 type Operation =
@@ -39,6 +40,7 @@ const edit: fc.Arbitrary<Edit> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant("append" as const), count: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("replace" as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("remove" as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("mutate" as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.constant({ kind: "keep" as const }) },
 );
 
@@ -80,6 +82,10 @@ function applyEdit(messages: Message[], change: Edit): Message[] {
       return messages.length === 0 ? [newMessage()] : messages.map((m, i) => (i === at ? newMessage() : m));
     case "remove":
       return messages.filter((_, i) => i !== at);
+    case "mutate":
+      // A node changing an element it was given in place, and appending (discouraged, but MemorySaver keeps it).
+      if (messages.length > 0) messages[at].text += " (edited)";
+      return [...messages, newMessage()];
     case "keep":
       return messages;
   }
@@ -307,6 +313,110 @@ describe.each(DIALECTS)("incremental channel values on %s", (dialect: DialectNam
     const damaged = saver.getTuple(config(thread));
     await expect(damaged).rejects.toBeInstanceOf(SerializationError);
     await expect(damaged).rejects.toThrow(/cannot read the incremental value of channel "messages".*inconsistent/);
+  });
+
+  it("an element changed in place, at any depth and of any kind, makes the value stored whole", async () => {
+    class Tagged {
+      constructor(public label: string) {}
+    }
+    class Hidden {
+      #secret = "a";
+      set(value: string) {
+        this.#secret = value;
+      }
+      toJSON() {
+        return { secret: this.#secret };
+      }
+    }
+    const changes: [string, () => unknown, (element: never) => void][] = [
+      [
+        "a nested field",
+        () => ({ a: { b: [1, { c: "x" }] } }),
+        (e: { a: { b: [number, { c: string }] } }) => {
+          e.a.b[1].c = "y";
+        },
+      ],
+      [
+        "an added field",
+        () => ({ a: 1 }),
+        (e: Record<string, number>) => {
+          e.b = 2;
+        },
+      ],
+      [
+        "an array element",
+        () => [1, 2, 3],
+        (e: number[]) => {
+          e[1] = 5;
+        },
+      ],
+      [
+        "a Date",
+        () => ({ at: new Date(0) }),
+        (e: { at: Date }) => {
+          e.at.setTime(5);
+        },
+      ],
+      [
+        "bytes",
+        () => ({ bytes: Buffer.from("abc") }),
+        (e: { bytes: Buffer }) => {
+          e.bytes[0] = 0x7a;
+        },
+      ],
+      [
+        "a class instance",
+        () => new Tagged("a"),
+        (e: Tagged) => {
+          e.label = "b";
+        },
+      ],
+      ["a private field behind toJSON", () => new Hidden(), (e: Hidden) => e.set("b")],
+    ];
+    for (const [what, make, change] of changes) {
+      const thread = newThreadId("in-place");
+      const first = make();
+      let parent: string | undefined;
+      let version: number | undefined;
+      const expected: unknown[][] = [];
+      const second = make();
+      for (const items of [[first], [first, second], [first, second, make()]]) {
+        if (items.length === 3) change(first as never);
+        version = saver.getNextVersion(version);
+        const checkpoint: Checkpoint = {
+          v: 4,
+          id: uuid6(-1),
+          ts: new Date().toISOString(),
+          channel_values: { items },
+          channel_versions: { items: version },
+          versions_seen: {},
+        };
+        await saver.put(
+          config(thread, parent),
+          checkpoint,
+          { source: "loop", step: 0, parents: {} },
+          { items: version },
+        );
+        expected.push(structuredClone(items.map((item) => (item instanceof Hidden ? item.toJSON() : item))));
+        parent = checkpoint.id;
+      }
+      const read = await saver.getTuple(config(thread));
+      const stored = read?.checkpoint.channel_values.items as unknown[];
+      const bytes = (v: unknown) => (ArrayBuffer.isView(v) ? Array.from(v as Uint8Array) : v);
+      const plain = (value: unknown) =>
+        JSON.parse(JSON.stringify(value, (_, v) => (v?.type === "Buffer" ? v.data : bytes(v))));
+      expect(plain(stored), what).toEqual(plain(expected[2]));
+      // The second value, unchanged, was stored as its appended element (but where a toJSON may hide what changed).
+      const rows = await raw.query(
+        "select delta_chain from checkpoint_blobs where thread_id = ? and channel = 'items' order by version",
+        [thread],
+      );
+      const asDelta = !(first instanceof Hidden);
+      expect(
+        rows.map((row) => row.delta_chain !== null),
+        what,
+      ).toEqual([false, asDelta, false]);
+    }
   });
 });
 

@@ -8,13 +8,15 @@
  * the elements appended since then, and reassembling it reads popcount(n) + 1 rows,
  * at most log2(n) + 1. A whole value starts a new lineage.
  *
- * Extension is decided by element identity against what this process last wrote or
- * read (LangGraph's reducers keep the element objects of the previous value), and
- * only when the new checkpoint's parent is a checkpoint known to reference that
- * value: the put then locks the parent, which keeps the base rows (see remove.ts).
- * Anything uncertain (cold cache, another process, a fork elsewhere) is stored whole.
+ * Extension is decided by content against what this process last wrote or read: each
+ * element of the known value must still hold what it held then (snapshots.ts; an
+ * element changed in place makes the value stored whole). And only when the new
+ * checkpoint's parent is a checkpoint known to reference that value: the put then
+ * locks the parent, which keeps the base rows (see remove.ts). Anything uncertain
+ * (cold cache, another process, a fork elsewhere) is stored whole.
  */
 
+import { snapshotOf, unchangedSince } from "./snapshots.js";
 import { tupleKey } from "./values.js";
 
 /** `type` of a stored delta: this prefix and the serializer's type of its elements. */
@@ -44,15 +46,16 @@ interface CachedValue extends ValueLineage {
   /** A checkpoint whose channel_versions name this value. */
   checkpointId: string;
   version: string;
-  /** A copy of the array, so later changes to the caller's array are not seen. */
+  /** What each element held when the value was stored or read (snapshots.ts). */
   items: unknown[];
 }
 
-/** A planned delta: the elements to store and the chain to record. */
+/** A planned delta: the elements to store, the chain to record, and the value's snapshots. */
 export interface DeltaPlan {
   appended: unknown[];
   chain: StoredChain;
   lineage: ValueLineage;
+  snapshots: unknown[];
 }
 
 /** Only plain arrays: a subclass (or a DeltaSnapshot) may serialize differently. */
@@ -95,39 +98,55 @@ export class DeltaCache {
     if (parentId === null || !isPlainArray(value)) return undefined;
     const known = this.entries.get(cacheKey(threadId, ns, channel));
     if (!known || known.checkpointId !== parentId || value.length < known.items.length) return undefined;
-    for (let i = 0; i < known.items.length; i++) if (value[i] !== known.items[i]) return undefined;
+    for (let i = 0; i < known.items.length; i++) if (!unchangedSince(value[i], known.items[i])) return undefined;
     const seq = known.seq + 1;
     const lineage = [...known.bases, { version: known.version, seq: known.seq, length: known.items.length }];
     const wanted = baseSeqs(seq);
     const bases = wanted.map((n) => lineage.find((link) => link.seq === n));
     if (bases.some((link) => link === undefined)) return undefined;
     const links = bases as LineageLink[];
+    const snapshots = known.items.slice();
+    for (let i = known.items.length; i < value.length; i++) snapshots.push(snapshotOf(value[i]));
     return {
       appended: value.slice(links[links.length - 1].length),
       chain: { seq, bases: links.map((link) => link.version) },
       lineage: { seq, bases: links },
+      snapshots,
     };
   }
 
-  /** Records a value written or read at a checkpoint; anything but a plain array forgets the channel. */
+  /**
+   * What each element of a value holds now, to remember it by, when it may be remembered
+   * (a plain array, deltas on); taken as the value is serialized, since the caller may
+   * change its elements before the write ends.
+   */
+  snapshots(value: unknown): unknown[] | undefined {
+    return this.enabled && isPlainArray(value) ? value.map(snapshotOf) : undefined;
+  }
+
+  /**
+   * Records a value written or read at a checkpoint, by its elements' snapshots (taken
+   * now unless given); anything but a plain array forgets the channel.
+   */
   remember(
     key: { threadId: string; ns: string; checkpointId: string },
     channel: string,
     version: string,
     value: unknown,
     lineage: ValueLineage,
+    snapshots: unknown[] | undefined = this.snapshots(value),
   ): void {
     if (!this.enabled) return;
     const name = cacheKey(key.threadId, key.ns, channel);
     this.entries.delete(name);
-    if (!isPlainArray(value)) return;
+    if (snapshots === undefined || !isPlainArray(value)) return;
     // Fields named one by one: a spread followed by more fields took V8 about 1.7 us here.
     const entry = {
       seq: lineage.seq,
       bases: lineage.bases,
       checkpointId: key.checkpointId,
       version,
-      items: value.slice(),
+      items: snapshots,
     };
     this.entries.set(name, entry);
     if (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value as string);

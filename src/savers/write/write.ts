@@ -93,10 +93,16 @@ export class CheckpointWriter {
     // Versions read back from integers (versions.ts) are stored as they were, the key of their values.
     const { channel_values: values = {}, ...rest } = checkpoint;
     const withoutValues = { ...rest, channel_versions: storedVersions(checkpoint.channel_versions) };
-    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped(withoutValues);
     const metadataJson = serializeMetadata(this.withoutExcluded(metadata), this.dialect.maxJsonDepth);
     const key = { threadId, ns, checkpointId };
-    const { rows: blobRows, remember } = await this.blobRows(key, parentId, values, newVersions, useDeltas);
+    // Every value is serialised before the first await, as the call finds it: with
+    // asynchronous durability LangGraph runs the next step meanwhile, and a node may
+    // change a value it was given in place (MemorySaver, too, keeps the value as called).
+    const blobs = this.blobRows(key, parentId, values, newVersions, useDeltas);
+    const [{ rows: blobRows, remember }, [checkpointType, checkpointBytes]] = await Promise.all([
+      blobs,
+      this.dump(withoutValues),
+    ]);
     const usesDeltas = blobRows.some((row) => row[6] !== null);
     const checkpointRow = [
       threadId,
@@ -149,11 +155,21 @@ export class CheckpointWriter {
     return kept as CheckpointMetadata;
   }
 
+  /** The serializer's dumpsTyped, called now; a synchronous throw becomes the promise's rejection. */
+  private dump(value: unknown): Promise<[string, Uint8Array]> {
+    try {
+      return Promise.resolve(this.serde.dumpsTyped(value));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /**
    * The checkpoint_blobs rows of a put, serialised, and what to remember of them once
    * stored. An array extending a value this process knows becomes a delta (deltas.ts).
+   * Every value is handed to the serializer before this returns (see put).
    */
-  private async blobRows(
+  private blobRows(
     key: CheckpointKey,
     parentId: string | null,
     values: Record<string, unknown>,
@@ -161,38 +177,39 @@ export class CheckpointWriter {
     useDeltas: boolean,
   ): Promise<{ rows: unknown[][]; remember: () => void }> {
     const { threadId, ns } = key;
-    const rows: unknown[][] = [];
-    const remembered: (() => void)[] = [];
-    for (const [channel, version] of Object.entries(newVersions)) {
+    const channels = Object.entries(newVersions).map(([channel, version]) => {
       requireId(channel, "channel name");
       requireVersion(channel, version);
       const stored = String(storedVersion(version));
       requireKeyWithinLimit([threadId, ns, channel, stored], `put: the key of channel "${channel}"`);
+      return { channel, stored };
+    });
+    const pending = channels.map(async ({ channel, stored }) => {
       if (!Object.hasOwn(values, channel)) {
-        rows.push([threadId, ns, channel, stored, "empty", null, null]);
-        remembered.push(() => this.deltas.remember(key, channel, stored, undefined, WHOLE));
-        continue;
+        return {
+          row: [threadId, ns, channel, stored, "empty", null, null],
+          remember: () => this.deltas.remember(key, channel, stored, undefined, WHOLE),
+        };
       }
       const value = values[channel];
       const plan = useDeltas ? this.deltas.plan(threadId, ns, channel, parentId, value) : undefined;
-      if (plan) {
-        const [type, bytes] = await this.serde.dumpsTyped(plan.appended);
-        const chain = JSON.stringify(plan.chain);
-        const place = blobPlace(threadId, ns, channel, stored, chain);
-        const [sealedType, sealed] = this.sealing.seal(`${DELTA_TYPE_PREFIX}${type}`, bytes, place, true);
-        rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), chain]);
-      } else {
-        const [type, bytes] = await this.serde.dumpsTyped(value);
-        const place = blobPlace(threadId, ns, channel, stored, null);
-        const [sealedType, sealed] = this.sealing.seal(type, bytes, place, true);
-        rows.push([threadId, ns, channel, stored, sealedType, toBuffer(sealed), null]);
-      }
-      remembered.push(() => this.deltas.remember(key, channel, stored, value, plan?.lineage ?? WHOLE));
-    }
-    const remember = () => {
-      for (const record of remembered) record();
-    };
-    return { rows, remember };
+      // What the elements hold as they are serialized: the caller may change them before the write ends.
+      const snapshots = plan ? plan.snapshots : this.deltas.snapshots(value);
+      const chain = plan ? JSON.stringify(plan.chain) : null;
+      const [type, bytes] = await this.dump(plan ? plan.appended : value);
+      const place = blobPlace(threadId, ns, channel, stored, chain);
+      const [sealedType, sealed] = this.sealing.seal(plan ? `${DELTA_TYPE_PREFIX}${type}` : type, bytes, place, true);
+      return {
+        row: [threadId, ns, channel, stored, sealedType, toBuffer(sealed), chain],
+        remember: () => this.deltas.remember(key, channel, stored, value, plan?.lineage ?? WHOLE, snapshots),
+      };
+    });
+    return Promise.all(pending).then((done) => ({
+      rows: done.map(({ row }) => row),
+      remember: () => {
+        for (const { remember } of done) remember();
+      },
+    }));
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
