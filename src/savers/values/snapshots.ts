@@ -15,7 +15,7 @@
 import { isLangChainSerializable } from "../../serde/messages.js";
 
 /** An element no snapshot describes; never equal to anything. */
-export const NO_SNAPSHOT: unique symbol = Symbol("no snapshot");
+const NO_SNAPSHOT: unique symbol = Symbol("no snapshot");
 
 /** Deeper than the serializer stores (1,000 levels): a cycle, or a value it refuses. */
 const MAX_DEPTH = 1001;
