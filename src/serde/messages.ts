@@ -65,6 +65,11 @@ export function isLangChainSerializable(value: object): value is { toJSON(): LcR
   return candidate.lc_serializable === true && typeof candidate.toJSON === "function";
 }
 
+/** Whether a value is stored as a message: exactly an allowlisted class, serializable (see compactMessage). */
+export function isStoredAsMessage(value: object): boolean {
+  return MESSAGE_CLASS_NAMES.has(value.constructor) && isLangChainSerializable(value);
+}
+
 /** [class name, fields] of a message of exactly an allowlisted class (a subclass would lose its behaviour). */
 export function compactMessage(value: object): [string, Record<string, unknown>] | undefined {
   const name = MESSAGE_CLASS_NAMES.get(value.constructor);
