@@ -1,6 +1,6 @@
-import { DrizzleSaver, InvalidInputError } from "../../src/index.js";
+import { InvalidInputError } from "../../src/index.js";
 import { DIALECTS } from "../helpers/databases.js";
-import { HistoryWriter, newThreadId, threadView, useFreshSaver } from "./support.js";
+import { HistoryWriter, newThreadId, threadView, useFreshSaver, useSecondSaver } from "./support.js";
 
 /**
  * copyThread racing a writer of its target, another copy to the same target, or a put
@@ -12,14 +12,7 @@ const ROUNDS = 6;
 
 describe.each(DIALECTS)("copyThread racing writers of its target on %s", (dialect) => {
   const db = useFreshSaver(dialect);
-  let other: DrizzleSaver;
-
-  beforeAll(async () => {
-    other = await DrizzleSaver.fromUrl(db.url);
-  });
-  afterAll(async () => {
-    await other?.close();
-  });
+  const second = useSecondSaver(db);
 
   it("two copies to one target: one lands whole, the other is an InvalidInputError", async () => {
     const source = newThreadId("copy-race-src");
@@ -29,7 +22,7 @@ describe.each(DIALECTS)("copyThread racing writers of its target on %s", (dialec
       const target = newThreadId("copy-race-dst");
       const outcomes = await Promise.allSettled([
         db.saver.copyThread(source, target),
-        other.copyThread(source, target),
+        second.saver.copyThread(source, target),
       ]);
       const failures = outcomes.flatMap((outcome) => (outcome.status === "rejected" ? [outcome.reason] : []));
       expect(failures.length, `round ${round}`).toBeLessThanOrEqual(1);
@@ -46,7 +39,7 @@ describe.each(DIALECTS)("copyThread racing writers of its target on %s", (dialec
       const target = newThreadId("copy-put-dst");
       const [copy] = await Promise.allSettled([
         db.saver.copyThread(source, target),
-        new HistoryWriter(other, target).chain(1),
+        new HistoryWriter(second.saver, target).chain(1),
       ]);
       const view = await threadView(db.saver, target);
       if (copy.status === "rejected") {

@@ -18,7 +18,7 @@ import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect } from "vitest";
 import type { Dialect } from "../../src/dialects/dialect.js";
-import type { DrizzleSaver, SupportedDatabase } from "../../src/index.js";
+import { DrizzleSaver, type SupportedDatabase } from "../../src/index.js";
 import * as mysqlSchema from "../../src/schema/mysql.js";
 import * as pgSchema from "../../src/schema/pg.js";
 import * as sqliteSchema from "../../src/schema/sqlite.js";
@@ -704,4 +704,21 @@ export function runIdOf(metadata: CheckpointMetadata | undefined): unknown {
 /** A config naming a thread (and a namespace when given), as the tests pass to getTuple and list. */
 export function threadConfig(threadId: string, ns?: string): RunnableConfig {
   return { configurable: { thread_id: threadId, ...(ns === undefined ? {} : { checkpoint_ns: ns }) } };
+}
+
+/** A second DrizzleSaver on the same database, as another process would have, for the enclosing describe block. */
+export function useSecondSaver(db: { readonly url: string }): { readonly saver: DrizzleSaver } {
+  let second: DrizzleSaver | undefined;
+  beforeAll(async () => {
+    second = await DrizzleSaver.fromUrl(db.url);
+  });
+  afterAll(async () => {
+    await second?.close();
+  });
+  return {
+    get saver() {
+      if (!second) throw new Error("second saver not ready");
+      return second;
+    },
+  };
 }

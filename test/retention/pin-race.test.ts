@@ -1,6 +1,6 @@
-import { DrizzleSaver, InvalidInputError } from "../../src/index.js";
+import { InvalidInputError } from "../../src/index.js";
 import { DIALECTS, type DialectName } from "../helpers/databases.js";
-import { HistoryWriter, useFreshSaver } from "../lifecycle/support.js";
+import { HistoryWriter, useFreshSaver, useSecondSaver } from "../lifecycle/support.js";
 
 /**
  * pinThread racing the first put of its thread: it pins the thread or fails with
@@ -12,21 +12,14 @@ const ROUNDS = 40;
 
 describe.each(DIALECTS)("pinThread racing a thread's first put on %s", (dialect: DialectName) => {
   const db = useFreshSaver(dialect);
-  let other: DrizzleSaver;
-
-  beforeAll(async () => {
-    other = await DrizzleSaver.fromUrl(db.url);
-  });
-  afterAll(async () => {
-    await other?.close();
-  });
+  const second = useSecondSaver(db);
 
   it("resolves only when the thread is pinned", async () => {
     const outcomes = { pinned: 0, refused: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const threadId = `pin-race-${round}`;
       const [, pin] = await Promise.allSettled([
-        new HistoryWriter(other, threadId).chain(1),
+        new HistoryWriter(second.saver, threadId).chain(1),
         // A few microtasks later: the pin's statements go out while the put is under way.
         Promise.resolve().then(() => db.saver.pinThread(threadId)),
       ]);
