@@ -7,11 +7,12 @@ import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import type { Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
+import { requireKnownOptions } from "../call-options.js";
 import { batchSizeOf } from "../options.js";
 import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
-import { as, isRecord, MAX_KEY_BYTES } from "../values/values.js";
+import { as, MAX_KEY_BYTES } from "../values/values.js";
 import { copyRows, threadHasRows } from "./copy-rows.js";
 import { chunks, removeCheckpoints } from "./remove.js";
 import { keepLastOf } from "./retention.js";
@@ -153,7 +154,7 @@ export class ThreadLifecycle {
   async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number }): Promise<void> {
     // Every id is checked before any thread is touched: a bad one later in the list writes nothing.
     requireThreadIds(threadIds, "prune");
-    requireOptions(options, "prune", ["strategy", "keepLast"]);
+    requireKnownOptions(options, "prune", ["strategy", "keepLast"]);
     const { strategy = "keep_latest", keepLast } = options;
     if (strategy === "delete") {
       if (keepLast !== undefined)
@@ -193,7 +194,7 @@ export class ThreadLifecycle {
   }
 
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
-    requireOptions(options, "expireThreads", EXPIRE_KEYS);
+    requireKnownOptions(options, "expireThreads", EXPIRE_KEYS);
     const { idleSince, strategy = "delete", onProgress, dryRun = false, onThread } = options;
     if (!(idleSince instanceof Date) || Number.isNaN(idleSince.getTime())) {
       throw new InvalidInputError("expireThreads: idleSince must be a valid Date");
@@ -235,16 +236,6 @@ export class ThreadLifecycle {
 }
 
 const EXPIRE_KEYS = ["idleSince", "strategy", "batchSize", "onProgress", "dryRun", "onThread"];
-
-/**
- * Options are an object of known keys: a misspelt or unsupported one (`keepLast` given to
- * expireThreads, which keeps one) would otherwise be dropped, and more removed than asked.
- */
-function requireOptions(options: unknown, call: string, known: readonly string[]): asserts options is object {
-  if (!isRecord(options)) throw new InvalidInputError(`${call}: options must be an object`);
-  const unknown = Object.keys(options).find((key) => !known.includes(key));
-  if (unknown !== undefined) throw new InvalidInputError(`${call}: unknown option "${unknown}"`);
-}
 
 /** Checks every id of a list up front, so that a call given a bad one changes no thread. */
 function requireThreadIds(threadIds: unknown, call: string): void {

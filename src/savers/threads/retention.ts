@@ -4,6 +4,7 @@
  */
 import { parseDuration } from "../../duration.js";
 import { InvalidInputError } from "../../errors.js";
+import { requireKnownOptions } from "../call-options.js";
 
 /** What a retention policy does to an idle thread. */
 export type RetentionStrategy = "delete" | "keep_latest";
@@ -92,19 +93,6 @@ const STRATEGIES: readonly RetentionStrategy[] = ["delete", "keep_latest"];
 const SWEEP_KEYS = ["idleFor", "strategy", "keepLast", "batchSize", "dryRun", "onProgress", "onThread"];
 const SWEEPER_KEYS = [...SWEEP_KEYS.filter((key) => key !== "dryRun"), "intervalMs", "onError", "onSweep"];
 
-/**
- * Options must be an object of known keys: a misspelt override (`keeplast: 5`) would
- * otherwise be dropped and the pass would remove what the caller meant to keep.
- */
-function checkSweepOptions(options: unknown, call: "sweep" | "startSweeper"): void {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new InvalidInputError(`${call}: options must be an object`);
-  }
-  const known = call === "sweep" ? SWEEP_KEYS : SWEEPER_KEYS;
-  const unknown = Object.keys(options).find((key) => !known.includes(key));
-  if (unknown !== undefined) throw new InvalidInputError(`${call}: unknown option "${unknown}"`);
-}
-
 /** Milliseconds of an `idleFor` value; InvalidInputError unless it is a positive duration. */
 function idleForMs(idleFor: unknown, what = "retention.idleFor"): number {
   const ms = typeof idleFor === "string" ? parseDuration(idleFor) : idleFor;
@@ -156,7 +144,7 @@ export function sweepPolicy(
   options: SweepOptions,
   call: "sweep" | "startSweeper" = "sweep",
 ): ResolvedPolicy {
-  checkSweepOptions(options, call);
+  requireKnownOptions(options, call, call === "sweep" ? SWEEP_KEYS : SWEEPER_KEYS);
   if (saverPolicy === undefined && options.idleFor === undefined) {
     throw new InvalidInputError(
       "sweep: no retention policy: pass the saver's retention option or sweep({ idleFor, strategy })",
