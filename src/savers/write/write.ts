@@ -98,9 +98,8 @@ export class CheckpointWriter {
     // Every value is serialised before the first await, as the call finds it: with
     // asynchronous durability LangGraph runs the next step meanwhile, and a node may
     // change a value it was given in place (MemorySaver, too, keeps the value as called).
-    const blobs = this.blobRows(key, parentId, values, newVersions, useDeltas);
     const [{ rows: blobRows, remember }, [checkpointType, checkpointBytes]] = await Promise.all([
-      blobs,
+      this.blobRows(key, parentId, values, newVersions, useDeltas),
       this.dump(withoutValues),
     ]);
     const usesDeltas = blobRows.some((row) => row[6] !== null);
