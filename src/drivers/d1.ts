@@ -46,6 +46,7 @@ const changesOf = (result: D1Result) => Number(result.meta?.changes ?? 0);
  * 100,000 bytes (developers.cloudflare.com/d1/platform/limits).
  */
 const D1_MAX_PARAMETERS = 100;
+const D1_MAX_STATEMENT_BYTES = 100_000;
 
 /** Quoted identifiers and literals, comments, or a `?` placeholder of the statement's own text. */
 const TOKENS = /'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\]|--[^\n]*|\/\*[\s\S]*?\*\/|\?/g;
@@ -76,7 +77,8 @@ const literalLength = (value: unknown) =>
 /**
  * The query with at most {@link D1_MAX_PARAMETERS} parameters: beyond that, the smallest
  * values become literals in its text (the large ones stay bound, since D1 also limits a
- * statement's text to 100 KB). The saver's statements are sized for 8000 parameters.
+ * statement's text to 100 KB). The write path sizes its statements for 8000 parameters and
+ * keeps the literals within that text (rowChunks).
  */
 function withinParameterLimit(query: CompiledQuery): CompiledQuery {
   const { params } = query;
@@ -154,7 +156,7 @@ export function d1Executor(db: unknown, options: ExecutorOptions = {}): Executor
       await bound(statement).run();
     },
     transaction: noInteractiveTransaction,
-    limits: { maxParameters: D1_MAX_PARAMETERS },
+    limits: { maxParameters: D1_MAX_PARAMETERS, maxStatementBytes: D1_MAX_STATEMENT_BYTES },
     batch: async (statements) =>
       statements.length === 0 ? [] : (await client.batch(statements.map(bound))).map(changesOf),
   };

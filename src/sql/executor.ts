@@ -68,13 +68,16 @@ export interface Executor extends Runner {
 }
 
 /**
- * What one statement may hold on a driver with limits of its own. A writer that keeps
- * within `maxParameters` binds every value, so its text stays short as well (D1 also
- * limits a statement's text to 100,000 bytes, which values turned into literals pass).
+ * What one statement may hold on a driver with limits of its own (Cloudflare D1). A writer
+ * that keeps within `maxParameters` binds every value, so its text stays short; one that
+ * sizes its statements for more (the write path, see rowChunks) keeps the literals the
+ * driver writes for the others within `maxStatementBytes`.
  */
 export interface StatementLimits {
   /** Bound parameters per statement. */
   maxParameters: number;
+  /** Bytes of a statement's text. */
+  maxStatementBytes?: number;
 }
 
 /** Bound parameters one statement may hold on a driver: the family's bound, or the driver's own when lower. */

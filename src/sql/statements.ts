@@ -250,9 +250,70 @@ export function filled(statement: Statement, derive?: (name: string, values: Val
  */
 export const MAX_STATEMENT_PARAMETERS = 8000;
 
-/** Rows in pieces of at most MAX_STATEMENT_PARAMETERS parameters ({@link MAX_STATEMENT_PARAMETERS}). */
-export function rowChunks<T>(rows: T[], parametersPerRow: number): T[][] {
-  return inPieces(rows, Math.floor(MAX_STATEMENT_PARAMETERS / parametersPerRow));
+/**
+ * A driver that binds at most `maxParameters` values per statement and writes the others
+ * into its text as literals, whose text may hold at most `maxStatementBytes` (Cloudflare D1).
+ */
+export interface LiteralLimits {
+  maxParameters: number;
+  maxStatementBytes?: number;
+}
+
+/** Values longer than this count as bound: such a driver binds the largest values and inlines the rest. */
+const LONG_LITERAL = 1000;
+
+/** At most the bytes `value` takes written as an SQL literal (quotes doubled, bytes in hex, text with NUL as hex). */
+function literalBytes(value: unknown): number {
+  if (typeof value === "string") {
+    const bytes = Buffer.byteLength(value);
+    return value.includes("\0") ? 2 * bytes + 24 : bytes + value.split("'").length + 1;
+  }
+  if (value instanceof Uint8Array) return 2 * value.byteLength + 3;
+  return 24;
+}
+
+/** Text a row adds to a statement besides its literals: placeholders, commas, parentheses. */
+const ROW_TEXT_BYTES = 4;
+
+/**
+ * Rows in pieces of at most MAX_STATEMENT_PARAMETERS parameters ({@link MAX_STATEMENT_PARAMETERS}).
+ * With `limits` naming a statement's text bytes, a piece also keeps to them: at most
+ * `maxParameters` long values (which the driver binds) and literals of the others within
+ * the text, a tenth of it left for the statement's own SQL.
+ */
+export function rowChunks<T extends readonly unknown[]>(
+  rows: T[],
+  parametersPerRow: number,
+  limits?: LiteralLimits,
+): T[][] {
+  const perStatement = Math.floor(MAX_STATEMENT_PARAMETERS / parametersPerRow);
+  if (limits?.maxStatementBytes === undefined) return inPieces(rows, perStatement);
+  const budget = limits.maxStatementBytes * 0.9;
+  const pieces: T[][] = [];
+  let piece: T[] = [];
+  let bytes = 0;
+  let long = 0;
+  for (const row of rows) {
+    let rowBytes = ROW_TEXT_BYTES * row.length;
+    let rowLong = 0;
+    for (const value of row) {
+      const size = literalBytes(value);
+      if (size > LONG_LITERAL) rowLong++;
+      else rowBytes += size;
+    }
+    const full = piece.length >= perStatement || bytes + rowBytes > budget || long + rowLong > limits.maxParameters;
+    if (piece.length > 0 && full) {
+      pieces.push(piece);
+      piece = [];
+      bytes = 0;
+      long = 0;
+    }
+    piece.push(row);
+    bytes += rowBytes;
+    long += rowLong;
+  }
+  if (piece.length > 0) pieces.push(piece);
+  return pieces;
 }
 
 /** Items in consecutive pieces of at most `size`: none for no items, the array itself when it fits. */

@@ -190,6 +190,24 @@ describe("Cloudflare D1 (batch-only)", () => {
     expect(tuple?.pendingWrites?.map(([, channel, value]) => [channel, value])).toEqual(writes);
   });
 
+  it("a put of 1,500 channels and a putWrites of 1,500 writes stay within D1's 100 KB statement text", async () => {
+    const thread = "wide";
+    const root = { configurable: { thread_id: thread, checkpoint_ns: "" } };
+    const values = Object.fromEntries(
+      Array.from({ length: 1500 }, (_, i) => [`channel-${i}`, `value ${i} ${"v".repeat(40)}`]),
+    );
+    const versions = Object.fromEntries(Object.keys(values).map((key) => [key, 1]));
+    const stored = await saver.put(root, checkpointOf("1", values, versions), metadata(0), versions);
+    const writes = Array.from(
+      { length: 1500 },
+      (_, i) => [`w${i}`, `o'clock ${i} ${"w".repeat(40)}`] as [string, unknown],
+    );
+    await saver.putWrites(stored, writes, "task");
+    const tuple = await saver.getTuple(stored);
+    expect(tuple?.checkpoint.channel_values).toEqual(values);
+    expect(tuple?.pendingWrites?.map(([, channel, value]) => [channel, value])).toEqual(writes);
+  });
+
   it("a statement of more than 100 values reads back every one of them, whatever the text around them", async () => {
     // 100 values of 8 bytes or more stay bound; the 50 short strings become literals.
     const values: unknown[] = Array.from(

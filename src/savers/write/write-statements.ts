@@ -103,7 +103,7 @@ export class WriteStatements {
     const b = this.dialect.columns.blobs;
     const width = withDeltas ? 7 : 6;
     const columns = blobRowColumns(b).slice(0, width);
-    return rowChunks(rows, width).map((chunk, k) => {
+    return rowChunks(rows, width, this.dialect.executor.limits).map((chunk, k) => {
       // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
       const prefix = k === 0 ? "blob" : `blob${k}_`;
       const chunkRows = chunk.map((row) => row.slice(0, width));
@@ -173,7 +173,7 @@ export class WriteStatements {
       );
     const statements: Statement[] = [];
     if (special.length > 0) statements.push(insert("special", special, [w.channel, w.type, w.blob, w.taskPath]));
-    const regularChunks = rowChunks(regular, WRITE_COLUMNS);
+    const regularChunks = rowChunks(regular, WRITE_COLUMNS, this.dialect.executor.limits);
     // Placeholder names differ between chunks: the PostgreSQL dialect may join them into one statement.
     for (const [k, rows] of regularChunks.entries())
       statements.push(insert(k === 0 ? "regular" : `regular${k}_`, rows, []));
