@@ -35,6 +35,13 @@ describe.each(DIALECTS)("lifecycle calls given bad input on %s", (dialect) => {
     await expect(db.saver.prune([id], "delete" as never)).rejects.toThrow(InvalidInputError);
     await expect(db.saver.sweep(null as never)).rejects.toThrow(InvalidInputError);
     await expect(db.saver.sweep("30d" as never)).rejects.toThrow(InvalidInputError);
+    const listed = async (options: unknown) => {
+      for await (const _ of db.saver.listThreads(options as never)) {
+        // draining
+      }
+    };
+    await expect(listed(null)).rejects.toThrow(InvalidInputError);
+    await expect(listed({ limt: 5 })).rejects.toThrow('listThreads: unknown option "limt"');
     expect(await dumpTables(db.raw)).toEqual(before);
   });
 

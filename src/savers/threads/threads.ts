@@ -2,9 +2,11 @@
  * `listThreads`: the threads with checkpoints matching a metadata filter, in id order, with
  * the count and newest of those checkpoints, streamed in pages.
  */
+
 import { sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
+import { requireKnownOptions } from "../call-options.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging } from "../values/reserved.js";
 import { as } from "../values/values.js";
@@ -30,6 +32,7 @@ export async function* listThreads(
   dialect: Dialect,
   options: { filter?: Record<string, unknown>; limit?: number } = {},
 ): AsyncGenerator<ThreadSummary> {
+  requireKnownOptions(options, "listThreads", ["filter", "limit"]);
   const { checkpoints: c, threads: t } = dialect.columns;
   const entries = storedFilterEntries(options.filter);
   const { limit } = options;
