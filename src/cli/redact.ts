@@ -1,7 +1,9 @@
 /**
  * Hiding the passwords of database URLs wherever the CLI prints one: in `status`, in
- * "cannot reach ..." and in any error message that quotes a URL or a password.
+ * "cannot reach ..." and in any error message that quotes a URL or a password; and the
+ * server a URL names, to tell which one a connection error is about.
  */
+import { type DatabaseFamily, databaseFamily } from "../database-family.js";
 
 /** Query parameters that carry a secret: password, password1, sslpassword, passwd, pwd, token, secret. */
 const SECRET_PARAM = /pass(word|wd)?|pwd|secret|token/i;
@@ -78,13 +80,17 @@ function urlSecrets(url: string): string[] {
   return [...secrets].filter((secret) => secret.length >= 3).sort((a, b) => b.length - a.length);
 }
 
-/** The default ports of the server URLs' schemes. */
-const DEFAULT_PORTS: ReadonlyMap<string, number> = new Map([
-  ["postgres", 5432],
-  ["postgresql", 5432],
-  ["mysql", 3306],
-  ["mariadb", 3306],
-]);
+/** The port a server of each family listens on unless its URL names one. */
+const DEFAULT_PORTS: Record<DatabaseFamily, number | undefined> = { postgres: 5432, mysql: 3306, sqlite: undefined };
+
+/** The family a URL names (databaseFamily), or undefined for a scheme no family has. */
+function familyOf(url: string): DatabaseFamily | undefined {
+  try {
+    return databaseFamily(url);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The host (lower case, without IPv6 brackets) and port a server URL names, its
@@ -92,7 +98,8 @@ const DEFAULT_PORTS: ReadonlyMap<string, number> = new Map([
  */
 export function serverOf(url: string): { host: string; port: number } | undefined {
   const scheme = SCHEME.exec(url)?.[0];
-  const defaultPort = scheme === undefined ? undefined : DEFAULT_PORTS.get(scheme.slice(0, -3).toLowerCase());
+  const family = familyOf(url);
+  const defaultPort = family === undefined ? undefined : DEFAULT_PORTS[family];
   if (scheme === undefined || defaultPort === undefined) return undefined;
   const rest = url.slice(scheme.length);
   const afterUserinfo = rest.slice((userinfoOf(rest)?.at ?? -1) + 1);

@@ -3,7 +3,7 @@
  * run on one driver. A dialect builds the SQL; an executor only runs it.
  */
 import type { SQL } from "drizzle-orm";
-import { type CompiledQuery, MAX_STATEMENT_PARAMETERS, type Statement } from "./statements.js";
+import { type CompiledQuery, MAX_STATEMENT_PARAMETERS, type Statement, type StatementLimits } from "./statements.js";
 
 export type Row = Record<string, unknown>;
 
@@ -65,19 +65,6 @@ export interface Executor extends Runner {
   readonly limits?: StatementLimits;
   /** A driver that can load SQLite extensions into its connection (better-sqlite3): loads the library at `path`. */
   loadExtension?(path: string): void;
-}
-
-/**
- * What one statement may hold on a driver with limits of its own (Cloudflare D1). A writer
- * that keeps within `maxParameters` binds every value, so its text stays short; one that
- * sizes its statements for more (the write path, see rowChunks) keeps the literals the
- * driver writes for the others within `maxStatementBytes`.
- */
-export interface StatementLimits {
-  /** Bound parameters per statement. */
-  maxParameters: number;
-  /** Bytes of a statement's text. */
-  maxStatementBytes?: number;
 }
 
 /** Bound parameters one statement may hold on a driver: the family's bound, or the driver's own when lower. */

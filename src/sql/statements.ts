@@ -251,11 +251,15 @@ export function filled(statement: Statement, derive?: (name: string, values: Val
 export const MAX_STATEMENT_PARAMETERS = 8000;
 
 /**
- * A driver that binds at most `maxParameters` values per statement and writes the others
- * into its text as literals, whose text may hold at most `maxStatementBytes` (Cloudflare D1).
+ * What one statement may hold on a driver with limits of its own (Cloudflare D1). A writer
+ * that keeps within `maxParameters` binds every value, so its text stays short; one that
+ * sizes its statements for more (the write path, see rowChunks) keeps the literals the
+ * driver writes for the others within `maxStatementBytes`.
  */
-export interface LiteralLimits {
+export interface StatementLimits {
+  /** Bound parameters per statement. */
   maxParameters: number;
+  /** Bytes of a statement's text. */
   maxStatementBytes?: number;
 }
 
@@ -284,7 +288,7 @@ const ROW_TEXT_BYTES = 4;
 export function rowChunks<T extends readonly unknown[]>(
   rows: T[],
   parametersPerRow: number,
-  limits?: LiteralLimits,
+  limits?: StatementLimits,
 ): T[][] {
   const perStatement = Math.floor(MAX_STATEMENT_PARAMETERS / parametersPerRow);
   if (limits?.maxStatementBytes === undefined) return inPieces(rows, perStatement);
