@@ -36,6 +36,9 @@ export interface ThreadSqlParts {
  * PostgreSQL's and SQLite's put upsert: ON CONFLICT with the existing row as `cur`.
  * The row lock it takes serialises the put with a deleter or sweeper of the thread.
  * A root checkpoint with an id not below the newest one becomes the newest.
+ * The count's existence check reads the statement's snapshot: when the same new
+ * checkpoint is put twice at once (a retried put on PostgreSQL), both find it new, and
+ * the one that waited for the row lock sees it as the row's newest and adds nothing.
  */
 export function onConflictThreadPut(
   t: ThreadColumns,
@@ -52,7 +55,8 @@ export function onConflictThreadPut(
       ${v.latestCheckpointId}, ${parts.json(v.metadata)})
     on conflict (${id(t.threadId.name)}) do update set
       ${id(t.updatedAt.name)} = ${sql.raw(parts.greatest)}(${cur(t.updatedAt.name)}, ${excluded(t.updatedAt.name)}),
-      ${id(t.checkpoints.name)} = ${cur(t.checkpoints.name)} + ${excluded(t.checkpoints.name)},
+      ${id(t.checkpoints.name)} = ${cur(t.checkpoints.name)} + case when ${excluded(latest)} = ${cur(latest)} then 0
+        else ${excluded(t.checkpoints.name)} end,
       ${id(latest)} = case when ${newer} then ${excluded(latest)} else ${cur(latest)} end,
       ${id(t.metadata.name)} = case when ${newer} then ${excluded(t.metadata.name)} else ${cur(t.metadata.name)} end`;
 }
