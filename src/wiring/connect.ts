@@ -7,6 +7,7 @@ import { type DatabaseFamily, databaseFamily, sqliteFile, urlScheme } from "../d
 import { readCommittedPools } from "../drivers/mysql2.js";
 import { walCheckpointerOf } from "../drivers/wal-checkpointer.js";
 import { DriverNotInstalledError, InvalidInputError } from "../errors.js";
+import { createPrivateDatabaseFile } from "./private-file.js";
 import type { SupportedDatabase } from "./registry.js";
 
 export interface OwnedConnection {
@@ -217,6 +218,7 @@ async function openBetterSqlite(url: string): Promise<OwnedConnection | undefine
   const Database = (await optional(() => import("better-sqlite3"), "better-sqlite3"))?.default;
   if (!Database) return undefined;
   const { drizzle } = await import("drizzle-orm/better-sqlite3");
+  createPrivateDatabaseFile(path);
   const sqlite = new Database(path);
   // WAL lets readers work while a writer commits; the busy timeout makes writers
   // from other processes wait for the lock instead of failing with SQLITE_BUSY.
@@ -242,6 +244,7 @@ async function openLibsql(url: string): Promise<OwnedConnection | undefined> {
   const libsql = await optional(() => import("@libsql/client"), "@libsql/client");
   if (!libsql) return undefined;
   const { drizzle } = await import("drizzle-orm/libsql");
+  createPrivateDatabaseFile(path);
   // The busy timeout, as for better-sqlite3: other connections and processes wait for the lock.
   const client = libsql.createClient({
     url: path === ":memory:" ? ":memory:" : pathToFileURL(path).href,
