@@ -1,13 +1,13 @@
 /**
  * The layers of src/ and the one direction of imports between them (`npm run lint`):
- *   foundation: sql/, schema/, serde/, errors.ts, database-family.ts, duration.ts
+ *   foundation: sql/, schema/, serde/, errors.ts, known-options.ts, database-family.ts, duration.ts
  *   dialects/ (what SQL each family speaks) and drivers/ (how a statement runs), beside each other
  *   wiring/ (which dialect and driver serve a database, opening one from a URL)
  *   savers/, spider/, transfer/ (the features), then cli/ and index.ts on top; the savers see a
  *   dialect only through its interface (dialects/dialect.ts) and never a driver.
  * Type-only imports count too: a type from above is still a dependency on it.
  */
-const FOUNDATION = "^src/(sql/|schema/|serde/|errors\\.ts|database-family\\.ts|duration\\.ts)";
+const FOUNDATION = "^src/(sql/|schema/|serde/|errors\\.ts|known-options\\.ts|database-family\\.ts|duration\\.ts)";
 const ABOVE_FOUNDATION = "^src/(dialects|drivers|wiring|savers|spider|transfer|cli)/|^src/index\\.ts";
 const FEATURES_AND_UP = "^src/(wiring|savers|spider|transfer|cli)/|^src/index\\.ts";
 

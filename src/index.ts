@@ -61,8 +61,9 @@ export type {
 export type { SortOrder, ThreadSortKey } from "./savers/threads/thread-search.js";
 export { FILTER_LIMITS } from "./savers/values/metadata.js";
 export { MAX_NESTING_DEPTH } from "./serde/bounds.js";
+export type { EncryptionOptions } from "./serde/encryption-options.js";
 export { MsgpackSerializer } from "./serde/msgpack.js";
-export { type EncryptionOptions, type Place, Sealer } from "./serde/sealing.js";
+export { type Place, Sealer } from "./serde/sealing.js";
 export type { SpiderOptions } from "./spider/migrations.js";
 export * from "./transfer/index.js";
 export type { UrlDriver } from "./wiring/connect.js";

@@ -4,7 +4,7 @@
  * ("id:base64,id:base64") and LANGGRAPH_CHECKPOINT_ACTIVE_KEY.
  */
 import type { EncryptionOptions } from "../index.js";
-import { describeKeyId } from "../serde/sealing.js";
+import { describeKeyId } from "../serde/encryption-options.js";
 import { UsageError } from "./errors.js";
 
 export const KEYS_ENV = "LANGGRAPH_CHECKPOINT_KEYS";

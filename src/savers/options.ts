@@ -1,11 +1,15 @@
-/** The options of `DrizzleSaver` and of `DrizzleSaver.fromUrl`, and the rule of the calls' batch sizes. */
+/**
+ * The options of `DrizzleSaver` and of `DrizzleSaver.fromUrl`, their check (made before
+ * anything is opened), and the rule of the calls' batch sizes.
+ */
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { InvalidInputError } from "../errors.js";
-import type { EncryptionOptions } from "../serde/sealing.js";
-import type { SpiderOptions } from "../spider/migrations.js";
+import { describeValue, InvalidInputError } from "../errors.js";
+import { optionKeys, requireKnownOptions } from "../known-options.js";
+import { checkEncryptionOptions, type EncryptionOptions } from "../serde/encryption-options.js";
+import { checkSpiderOptions, type SpiderOptions } from "../spider/migrations.js";
 import type { UrlDriver } from "../wiring/connect.js";
-import type { CheckpointTables } from "../wiring/registry.js";
-import type { RetentionPolicy } from "./threads/retention.js";
+import { type CheckpointTables, requireName } from "../wiring/registry.js";
+import { type RetentionPolicy, resolvePolicy } from "./threads/retention.js";
 
 /** The options of {@link DrizzleSaver} (saver.ts). */
 export interface DrizzleSaverOptions {
@@ -35,8 +39,9 @@ export interface DrizzleSaverOptions {
   /**
    * Channel values this saver remembers (per thread, namespace and channel) to store an
    * array that extends one of them as its appended elements only; 0 stores every
-   * value whole. Default 1000. The elements are compared by identity: they must not
-   * be changed in place once stored, as LangGraph's reducers never do.
+   * value whole. Default 1000. Elements are compared by content, not identity: each must
+   * still hold what it held when stored or read (values/snapshots.ts), so an element
+   * changed in place makes the array stored whole and the change is kept.
    */
   incrementalValues?: number;
   /**
@@ -73,6 +78,68 @@ export const DEFAULT_INCREMENTAL_VALUES = 1000;
 export interface FromUrlOptions extends DrizzleSaverOptions {
   /** The driver to open the URL with; by default the first installed one that serves its scheme. */
   driver?: UrlDriver;
+}
+
+const SAVER_OPTION_KEYS = optionKeys<DrizzleSaverOptions>({
+  serde: true,
+  tables: true,
+  schema: true,
+  migrationsTable: true,
+  migrationsSchema: true,
+  spider: true,
+  incrementalValues: true,
+  retention: true,
+  encryption: true,
+  excludeMetadataKeys: true,
+  backgroundCheckpoints: true,
+});
+const FROM_URL_OPTION_KEYS = [
+  ...SAVER_OPTION_KEYS,
+  ...optionKeys<Omit<FromUrlOptions, keyof DrizzleSaverOptions>>({ driver: true }),
+];
+
+/**
+ * Checks the options of `new DrizzleSaver` (`call` "DrizzleSaver") or of `fromUrl`, whole:
+ * an unknown key, at the top or inside `encryption`, `retention` or `spider`, or a value of
+ * the wrong type is an InvalidInputError naming it. Needs no database, so `fromUrl` calls it
+ * before it connects; what depends on the database (`schema` on PostgreSQL only, `tables`
+ * of its family) is checked by the constructor.
+ */
+export function checkSaverOptions(options: unknown, call: "DrizzleSaver" | "DrizzleSaver.fromUrl"): void {
+  requireKnownOptions(options, call, call === "DrizzleSaver" ? SAVER_OPTION_KEYS : FROM_URL_OPTION_KEYS);
+  const { serde, tables, incrementalValues, retention, encryption, spider } = options as DrizzleSaverOptions;
+  if (serde !== undefined && !isSerializer(serde)) {
+    throw new InvalidInputError(`serde must be a serializer (dumpsTyped and loadsTyped), got ${describeValue(serde)}`);
+  }
+  if (tables !== undefined && (typeof tables !== "object" || tables === null || Array.isArray(tables))) {
+    throw new InvalidInputError(`tables must be what checkpointTables() returns, got ${describeValue(tables)}`);
+  }
+  for (const name of ["schema", "migrationsTable", "migrationsSchema"] as const) {
+    if (options[name] !== undefined) requireName(options[name], name);
+  }
+  if (spider !== undefined) checkSpiderOptions(spider);
+  if (incrementalValues !== undefined && (!Number.isSafeInteger(incrementalValues) || incrementalValues < 0)) {
+    throw new InvalidInputError(`incrementalValues must be a non-negative integer, got ${String(incrementalValues)}`);
+  }
+  if (retention !== undefined) resolvePolicy(retention, "retention");
+  if (encryption !== undefined) checkEncryptionOptions(encryption);
+  const { excludeMetadataKeys = [], backgroundCheckpoints } = options as DrizzleSaverOptions;
+  if (!Array.isArray(excludeMetadataKeys) || excludeMetadataKeys.some((key) => typeof key !== "string")) {
+    throw new InvalidInputError("excludeMetadataKeys must be an array of strings");
+  }
+  if (backgroundCheckpoints !== undefined && typeof backgroundCheckpoints !== "boolean") {
+    throw new InvalidInputError("backgroundCheckpoints must be true or false");
+  }
+}
+
+function isSerializer(serde: unknown): serde is SerializerProtocol {
+  const candidate = serde as Partial<SerializerProtocol> | null;
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    typeof candidate.dumpsTyped === "function" &&
+    typeof candidate.loadsTyped === "function"
+  );
 }
 
 /**

@@ -25,14 +25,18 @@ import { connect } from "../wiring/connect.js";
 import { checkMigrationsLocation, resolve, resolveStore, type SupportedDatabase } from "../wiring/registry.js";
 import { findMigrationsFolder } from "./migrations/folder.js";
 import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrations/migrate.js";
-import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
+import {
+  checkSaverOptions,
+  DEFAULT_INCREMENTAL_VALUES,
+  type DrizzleSaverOptions,
+  type FromUrlOptions,
+} from "./options.js";
 import { DeltaChannelWalk } from "./read/history.js";
 import { CheckpointReader } from "./read/read.js";
 import { hasItemsTable } from "./store/rekey-items.js";
 import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./threads/lifecycle.js";
 import {
   type RetentionPolicy,
-  resolvePolicy,
   type SweeperHandle,
   type SweeperOptions,
   type SweepOptions,
@@ -100,34 +104,24 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   private resolvedStoreItems: StoreDialect | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
+    checkSaverOptions(options, "DrizzleSaver");
     super(options.serde ?? new MsgpackSerializer());
-    if (options.backgroundCheckpoints !== undefined && typeof options.backgroundCheckpoints !== "boolean") {
-      throw new InvalidInputError("backgroundCheckpoints must be true or false");
-    }
     const { dialect, migrations } = resolve(db, options.tables, options.schema, {
       backgroundCheckpoints: options.backgroundCheckpoints,
     });
     checkMigrationsLocation(migrations, options.migrationsTable, options.migrationsSchema);
     this.dialect = dialect;
     const templates = new Templates();
-    const remembered = options.incrementalValues ?? DEFAULT_INCREMENTAL_VALUES;
-    if (!Number.isSafeInteger(remembered) || remembered < 0) {
-      throw new InvalidInputError(`incrementalValues must be a non-negative integer, got ${String(remembered)}`);
-    }
-    const deltas = new DeltaCache(remembered);
+    const deltas = new DeltaCache(options.incrementalValues ?? DEFAULT_INCREMENTAL_VALUES);
     this.sealing = new ValueSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
     this.storeItems =
       options.tables === undefined && options.spider === undefined
         ? () => resolveStore(db, undefined, options.schema).store
         : undefined;
     this.reader = new CheckpointReader(dialect, this.serde, templates, deltas, this.sealing);
-    const excluded = options.excludeMetadataKeys ?? [];
-    if (!Array.isArray(excluded) || excluded.some((key) => typeof key !== "string")) {
-      throw new InvalidInputError("excludeMetadataKeys must be an array of strings");
-    }
-    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas, this.sealing, [...excluded]);
+    const excluded = [...(options.excludeMetadataKeys ?? [])];
+    this.writer = new CheckpointWriter(dialect, this.serde, templates, deltas, this.sealing, excluded);
     this.lifecycle = new ThreadLifecycle(dialect, this.sealing.sealer);
-    if (options.retention !== undefined) resolvePolicy(options.retention, "retention");
     this.retention = options.retention === undefined ? undefined : { ...options.retention };
     this.sweeper = new ThreadSweeper(dialect);
     this.deltaChannels = new DeltaChannelWalk(dialect, this.serde, this.sealing);
@@ -157,6 +151,8 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * or a plain path (better-sqlite3; libSQL with `driver: "libsql"`). `close()` ends it.
    */
   static async fromUrl(url: string, options: FromUrlOptions = {}): Promise<DrizzleSaver> {
+    // Before connecting: a SQLite file would be created for options that are refused.
+    checkSaverOptions(options, "DrizzleSaver.fromUrl");
     const { driver, ...saverOptions } = options;
     const connection = await connect(url, driver);
     let saver: DrizzleSaver;

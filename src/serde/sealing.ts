@@ -12,39 +12,16 @@
  */
 import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomFillSync } from "node:crypto";
 import { DecryptionError, InvalidInputError, MissingKeyError } from "../errors.js";
+import { checkEncryptionOptions, type EncryptionOptions } from "./encryption-options.js";
 import { OpenedValues } from "./opened-values.js";
 
 /** The prefix of a sealed value's stored type; the version is part of it so a later format can coexist. */
 export const SEALED_TYPE_PREFIX = "enc1.";
-/** The longest key id: a sealed type must fit MySQL's 64-character type column. */
-const MAX_KEY_ID_LENGTH = 16;
-const KEY_ID = /^[A-Za-z0-9_-]{1,16}$/;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
-const KEY_BYTES = 32;
 /** The type column's width on MySQL (varchar(64)); the same limit everywhere. */
 const MAX_TYPE_LENGTH = 64;
 const FORMAT = "langgraph-checkpoint-drizzle/enc1";
-
-/** The `encryption` option: keys by id (32 bytes, or their base64), the one new values are sealed with. */
-export interface EncryptionOptions {
-  keys: Record<string, Uint8Array | string>;
-  activeKeyId: string;
-  /**
-   * Migration mode, temporary: read rows stored in the clear (written before encryption
-   * was turned on) instead of refusing them. New values are sealed all the same.
-   */
-  allowPlaintext?: boolean;
-  /**
-   * Bytes of recently opened or written channel values kept in process memory (sealed and
-   * plain), so a value read again (a chain's bases on every read of its thread, the values a
-   * turn wrote on the thread's next turn) skips the cipher. Default 16 MiB; 0 keeps no
-   * plaintext beyond the call that needs it.
-   */
-  cacheBytes?: number;
-}
-
-const DEFAULT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Where a value belongs, as the strings that name it (e.g. kind, thread, namespace,
@@ -147,33 +124,6 @@ function writeNonce(into: Buffer): void {
   noncePool.used += NONCE_BYTES;
 }
 
-/** A key given as bytes or base64 text, checked to be 32 bytes. */
-function keyBytes(keyId: string, key: Uint8Array | string): Buffer {
-  if (typeof key !== "string" && !(key instanceof Uint8Array)) {
-    throw new InvalidInputError(`encryption: key "${keyId}" must be a Buffer, a Uint8Array or base64 text`);
-  }
-  const bytes = typeof key === "string" ? Buffer.from(key, "base64") : Buffer.from(key);
-  if (typeof key === "string" && bytes.toString("base64").replace(/=+$/, "") !== key.trim().replace(/=+$/, "")) {
-    throw new InvalidInputError(`encryption: key "${keyId}" is not valid base64`);
-  }
-  if (bytes.length !== KEY_BYTES) {
-    throw new InvalidInputError(`encryption: key "${keyId}" must be ${KEY_BYTES} bytes, got ${bytes.length}`);
-  }
-  return bytes;
-}
-
-/**
- * A key id as an error message may show it: quoted when it is short enough to be one,
- * else only its length. An id that long is often a key given in the id's place ("base64:id"
- * for "id:base64"), and keys never reach a message.
- */
-export function describeKeyId(keyId: unknown): string {
-  const text = String(keyId);
-  return text.length <= MAX_KEY_ID_LENGTH
-    ? JSON.stringify(text)
-    : `of ${text.length} characters (not shown: it may be a key)`;
-}
-
 function describe(where: string | (() => string)): string {
   return typeof where === "string" ? where : where();
 }
@@ -189,30 +139,12 @@ export class Sealer {
   readonly allowPlaintext: boolean;
 
   constructor(options: EncryptionOptions) {
-    if (typeof options !== "object" || options === null || typeof options.keys !== "object" || !options.keys) {
-      throw new InvalidInputError("encryption: { keys, activeKeyId } is required");
-    }
-    for (const [keyId, key] of Object.entries(options.keys)) {
-      if (!KEY_ID.test(keyId)) {
-        throw new InvalidInputError(
-          `encryption: key id ${describeKeyId(keyId)} must be 1 to 16 of A-Z, a-z, 0-9, "_" and "-"`,
-        );
-      }
-      this.keys.set(keyId, createSecretKey(keyBytes(keyId, key)));
-    }
-    if (!this.keys.has(options.activeKeyId)) {
-      throw new InvalidInputError(
-        `encryption: activeKeyId ${describeKeyId(options.activeKeyId)} is not among the keys`,
-      );
-    }
-    this.activeKeyId = options.activeKeyId;
-    this.activeKey = this.keys.get(options.activeKeyId) as KeyObject;
-    this.allowPlaintext = options.allowPlaintext === true;
-    const cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
-    if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
-      throw new InvalidInputError("encryption: cacheBytes must be a whole number of bytes, 0 or more");
-    }
-    this.opened = new OpenedValues(cacheBytes);
+    const checked = checkEncryptionOptions(options);
+    for (const [keyId, bytes] of checked.keys) this.keys.set(keyId, createSecretKey(bytes));
+    this.activeKeyId = checked.activeKeyId;
+    this.activeKey = this.keys.get(checked.activeKeyId) as KeyObject;
+    this.allowPlaintext = checked.allowPlaintext;
+    this.opened = new OpenedValues(checked.cacheBytes);
   }
 
   /**

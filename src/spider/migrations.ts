@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
+import { optionKeys, requireKnownNestedOptions } from "../known-options.js";
 import { journal } from "../savers/migrations/folder.js";
 import { appliedMigrations, Migrations } from "../savers/migrations/migrate.js";
 import { connect } from "../wiring/connect.js";
@@ -18,6 +19,18 @@ export interface SpiderOptions {
    * a thread's shard is KEY(thread_id) over this list, so changing it moves threads.
    */
   shards: string[];
+}
+
+const SPIDER_OPTION_KEYS = optionKeys<SpiderOptions>({ shards: true });
+
+/** The `spider` option checked, its keys and its data nodes' URLs: before `fromUrl` connects. */
+export function checkSpiderOptions(spider: SpiderOptions): void {
+  requireKnownNestedOptions(spider, "spider", SPIDER_OPTION_KEYS);
+  const shards = spider.shards;
+  if (!Array.isArray(shards) || shards.length === 0 || shards.some((url) => typeof url !== "string")) {
+    throw new InvalidInputError("spider.shards must list the data nodes' mysql:// URLs");
+  }
+  for (const [i, url] of shards.entries()) shardServer(url, `s${i}`); // validates early
 }
 
 const TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_threads", "checkpoint_metadata"];
@@ -37,12 +50,8 @@ export class SpiderMigrations {
     spider: SpiderOptions,
   ) {
     if (head.name !== "mysql") throw new InvalidInputError("the spider option needs a MariaDB (mysql2) database");
-    const shards = spider?.shards;
-    if (!Array.isArray(shards) || shards.length === 0 || shards.some((url) => typeof url !== "string")) {
-      throw new InvalidInputError("spider.shards must list the data nodes' mysql:// URLs");
-    }
-    for (const [i, url] of shards.entries()) shardServer(url, `s${i}`); // validates early
-    this.shards = shards;
+    checkSpiderOptions(spider);
+    this.shards = spider.shards;
   }
 
   async apply(): Promise<MigrationInfo[]> {

@@ -5,8 +5,9 @@
 import type { Readable, Writable } from "node:stream";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { databaseMessage, InvalidInputError } from "../errors.js";
+import type { EncryptionOptions } from "../serde/encryption-options.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
-import { type EncryptionOptions, Sealer } from "../serde/sealing.js";
+import { Sealer } from "../serde/sealing.js";
 import { connect } from "../wiring/connect.js";
 import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../wiring/registry.js";
 import { ThreadChecker } from "./check.js";

@@ -148,8 +148,7 @@ function familyOf(
   }
   if (schema !== undefined) {
     if (family.migrations !== "pg") throw new InvalidInputError("the schema option is for PostgreSQL only");
-    if (typeof schema !== "string" || schema.length === 0)
-      throw new InvalidInputError("schema must be a non-empty string");
+    requireName(schema, "schema");
     if (hasTables) throw new InvalidInputError("pass either schema or tables: tables name their own schema");
   }
   const executor = withHiddenParameters(entry.executor(db, { ...family.executorOptions, ...options }));
@@ -176,14 +175,20 @@ export function resolve(
  * database without schemas would be ignored without a word.
  */
 export function checkMigrationsLocation(migrations: Family["migrations"], table: unknown, schema: unknown): void {
-  const named = (value: unknown) => typeof value === "string" && value.trim().length > 0;
-  const shown = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : describeValue(value));
-  if (table !== undefined && !named(table)) {
-    throw new InvalidInputError(`migrationsTable must be a non-empty string, got ${shown(table)}`);
-  }
+  if (table !== undefined) requireName(table, "migrationsTable");
   if (schema === undefined) return;
   if (migrations !== "pg") throw new InvalidInputError("the migrationsSchema option is for PostgreSQL only");
-  if (!named(schema)) throw new InvalidInputError(`migrationsSchema must be a non-empty string, got ${shown(schema)}`);
+  requireName(schema, "migrationsSchema");
+}
+
+/**
+ * A name option (`schema`, `migrationsTable`, `migrationsSchema`): a non-blank string. The
+ * options' checks call it too, before a database is known (`fromUrl` before it connects).
+ */
+export function requireName(value: unknown, option: string): void {
+  if (typeof value === "string" && value.trim().length > 0) return;
+  const shown = typeof value === "string" ? JSON.stringify(value) : describeValue(value);
+  throw new InvalidInputError(`${option} must be a non-empty string, got ${shown}`);
 }
 
 export interface ResolvedStore extends Resolved {

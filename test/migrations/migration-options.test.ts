@@ -2,6 +2,7 @@
 // `migrationsSchema`) are checked when the saver or store is made, as `schema` is: a
 // blank or non-string name made a table with an empty name (SQLite), or failed in setup()
 // with a bare TypeError; `migrationsSchema` on MySQL or SQLite was silently ignored.
+import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver, DrizzleStore, InvalidInputError } from "../../src/index.js";
@@ -28,16 +29,25 @@ async function refusal(open: (typeof KINDS)[number]["open"], url: string, option
 }
 
 describe.each(KINDS)("$name's migration options", ({ open }) => {
+  // A name of the wrong type is refused before the file is opened (fromUrl checks its options
+  // first); migrationsSchema, refused for the database's family, after opening it.
   it.each([
-    ["an empty migrationsTable", { migrationsTable: "" }, /migrationsTable must be a non-empty string/],
-    ["a blank migrationsTable", { migrationsTable: "  " }, /migrationsTable must be a non-empty string/],
-    ["a numeric migrationsTable", { migrationsTable: 5 }, /migrationsTable must be a non-empty string/],
-    ["migrationsSchema", { migrationsSchema: "langgraph" }, /migrationsSchema option is for PostgreSQL only/],
-  ])("refuse %s on SQLite before creating anything", async (_, options, message) => {
+    ["an empty migrationsTable", { migrationsTable: "" }, /migrationsTable must be a non-empty string/, "no file"],
+    ["a blank migrationsTable", { migrationsTable: "  " }, /migrationsTable must be a non-empty string/, "no file"],
+    ["a numeric migrationsTable", { migrationsTable: 5 }, /migrationsTable must be a non-empty string/, "no file"],
+    [
+      "migrationsSchema",
+      { migrationsSchema: "langgraph" },
+      /migrationsSchema option is for PostgreSQL only/,
+      "no tables",
+    ],
+  ])("refuse %s on SQLite before creating anything", async (_, options, message, left) => {
     const url = await freshDatabaseUrl("sqlite");
     const error = await refusal(open, url, options);
     expect(error).toBeInstanceOf(InvalidInputError);
     expect((error as Error).message).toMatch(message);
+    expect(existsSync(url)).toBe(left !== "no file");
+    if (left === "no file") return;
     const file = new Database(url, { readonly: true });
     try {
       expect(file.prepare("select name from sqlite_master where type = 'table'").all()).toEqual([]);

@@ -1,10 +1,11 @@
-/** The options of `DrizzleStore` and of `DrizzleStore.fromUrl`. */
-import { InvalidInputError } from "../../errors.js";
-import type { EncryptionOptions } from "../../serde/sealing.js";
+/** The options of `DrizzleStore` and of `DrizzleStore.fromUrl`, and their check (made before anything is opened). */
+import { describeValue, InvalidInputError } from "../../errors.js";
+import { optionKeys, requireKnownNestedOptions, requireKnownOptions } from "../../known-options.js";
+import { checkEncryptionOptions, type EncryptionOptions } from "../../serde/encryption-options.js";
 import type { UrlDriver } from "../../wiring/connect.js";
-import type { StoreTables } from "../../wiring/registry.js";
+import { requireName, type StoreTables } from "../../wiring/registry.js";
 import { MAX_TTL_MINUTES } from "./operations.js";
-import type { StoreIndexOptions } from "./vectors.js";
+import { embedderOf, type StoreIndexOptions } from "./vectors.js";
 
 /** Time to live of the store's items. */
 export interface StoreTtlOptions {
@@ -53,9 +54,60 @@ export interface StoreFromUrlOptions extends DrizzleStoreOptions {
   driver?: UrlDriver;
 }
 
-/** The `ttl` option checked (positive minutes, a boolean refreshOnRead) and copied. */
+const TTL_OPTION_KEYS = optionKeys<StoreTtlOptions>({
+  defaultTtl: true,
+  refreshOnRead: true,
+  sweepIntervalMinutes: true,
+});
+
+const STORE_OPTION_KEYS = optionKeys<DrizzleStoreOptions>({
+  tables: true,
+  schema: true,
+  migrationsTable: true,
+  migrationsSchema: true,
+  ttl: true,
+  index: true,
+  clock: true,
+  encryption: true,
+});
+const FROM_URL_OPTION_KEYS = [
+  ...STORE_OPTION_KEYS,
+  ...optionKeys<Omit<StoreFromUrlOptions, keyof DrizzleStoreOptions>>({ driver: true }),
+];
+
+/**
+ * Checks the options of `new DrizzleStore` (`call` "DrizzleStore") or of `fromUrl`, whole:
+ * an unknown key, at the top or inside `ttl`, `index` (and `index.native`) or `encryption`,
+ * or a value of the wrong type is an InvalidInputError naming it. Needs no database, so
+ * `fromUrl` calls it before it connects.
+ */
+export function checkStoreOptions(options: unknown, call: "DrizzleStore" | "DrizzleStore.fromUrl"): void {
+  requireKnownOptions(options, call, call === "DrizzleStore" ? STORE_OPTION_KEYS : FROM_URL_OPTION_KEYS);
+  const { tables, ttl, index, clock, encryption } = options as DrizzleStoreOptions;
+  if (tables !== undefined && (typeof tables !== "object" || tables === null || Array.isArray(tables))) {
+    throw new InvalidInputError(`tables must be what storeTables() returns, got ${describeValue(tables)}`);
+  }
+  for (const name of ["schema", "migrationsTable", "migrationsSchema"] as const) {
+    if (options[name] !== undefined) requireName(options[name], name);
+  }
+  checkTtlOptions(ttl);
+  embedderOf(index);
+  if (clock !== undefined && typeof clock !== "function") {
+    throw new InvalidInputError("clock must be a function returning epoch milliseconds");
+  }
+  if (encryption !== undefined) checkEncryptionOptions(encryption);
+  if (encryption !== undefined && index?.native) {
+    // The index's side table would hold the vectors, which leak what the sealed items say.
+    throw new InvalidInputError(
+      "index.native cannot be used with encryption: a native vector index keeps the vectors in the clear; with encryption the search is the exact one, over the opened items",
+    );
+  }
+}
+
+/** The `ttl` option checked (known keys, positive minutes, a boolean refreshOnRead) and copied. */
 export function checkTtlOptions(ttl: StoreTtlOptions | undefined): StoreTtlOptions {
   if (ttl === undefined) return {};
+  requireKnownNestedOptions(ttl as unknown, "ttl", TTL_OPTION_KEYS);
   const positive = (value: unknown, what: string) => {
     if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value <= 0)) {
       throw new InvalidInputError(`ttl.${what} must be a positive number of minutes, got ${String(value)}`);

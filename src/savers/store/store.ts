@@ -26,6 +26,7 @@ import { NativeSearch } from "./native-index/native-search.js";
 import { nativeIndexOf } from "./native-index/options.js";
 import { lastPuts, planBatch } from "./operations.js";
 import {
+  checkStoreOptions,
   checkTtlOptions,
   type DrizzleStoreOptions,
   type StoreFromUrlOptions,
@@ -83,23 +84,15 @@ export class DrizzleStore extends BaseStore {
   private sweeper: PeriodicTask | undefined;
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
+    checkStoreOptions(options, "DrizzleStore");
     super();
     const resolved = resolveStore(db, options.tables, options.schema);
     checkMigrationsLocation(resolved.migrations, options.migrationsTable, options.migrationsSchema);
     this.store = resolved.store;
     this.ttl = checkTtlOptions(options.ttl);
-    if (options.clock !== undefined && typeof options.clock !== "function") {
-      throw new InvalidInputError("clock must be a function returning epoch milliseconds");
-    }
     this.clock = options.clock ?? Date.now;
     this.embedder = embedderOf(options.index);
     this.sealing = new ItemSealing(options.encryption === undefined ? undefined : new Sealer(options.encryption));
-    if (options.encryption !== undefined && options.index?.native) {
-      // The index's side table would hold the vectors, which leak what the sealed items say.
-      throw new InvalidInputError(
-        "index.native cannot be used with encryption: a native vector index keeps the vectors in the clear; with encryption the search is the exact one, over the opened items",
-      );
-    }
     const native = this.embedder && nativeIndexOf(options.index?.native, () => vectorIndexOf(resolved));
     this.native =
       native && this.embedder && new NativeSearch(this.store, native.index, this.embedder.dims, native.settings);
@@ -116,6 +109,8 @@ export class DrizzleStore extends BaseStore {
 
   /** Opens its own connection from a URL, as `DrizzleSaver.fromUrl` does; `close()` ends it. */
   static async fromUrl(url: string, options: StoreFromUrlOptions = {}): Promise<DrizzleStore> {
+    // Before connecting: a SQLite file would be created for options that are refused.
+    checkStoreOptions(options, "DrizzleStore.fromUrl");
     const { driver, ...storeOptions } = options;
     const connection = await connect(url, driver);
     let store: DrizzleStore;

@@ -8,9 +8,10 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import { getTextAtPath, type SearchItem } from "@langchain/langgraph-checkpoint";
 import { describeValue, InvalidInputError, SerializationError } from "../../errors.js";
+import { optionKeys, requireKnownNestedOptions } from "../../known-options.js";
 import type { Row } from "../../sql/executor.js";
 import { comparePaths } from "./namespaces.js";
-import type { StoreNativeIndex } from "./native-index/options.js";
+import { nativeSettingsOf, type StoreNativeIndex } from "./native-index/options.js";
 import type { PutPlan } from "./operations.js";
 import { itemOf, textOf } from "./statements.js";
 
@@ -42,8 +43,19 @@ export interface Embedder {
   query(text: string): Promise<number[]>;
 }
 
+const INDEX_OPTION_KEYS = optionKeys<StoreIndexOptions>({
+  dims: true,
+  embeddings: true,
+  embed: true,
+  fields: true,
+  native: true,
+});
+
+/** The `index` option's embedder, the option checked whole (its keys, `native` too) before anything is opened. */
 export function embedderOf(index: StoreIndexOptions | undefined): Embedder | undefined {
   if (index === undefined) return undefined;
+  requireKnownNestedOptions(index, "index", INDEX_OPTION_KEYS);
+  nativeSettingsOf(index.native);
   if (!Number.isSafeInteger(index.dims) || index.dims < 1) {
     throw new InvalidInputError(`index.dims must be a positive integer, got ${String(index.dims)}`);
   }

@@ -5,9 +5,9 @@
 import { type Column, getTableName, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
+import { requireKnownOptions } from "../../known-options.js";
 import type { Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
-import { requireKnownOptions } from "../call-options.js";
 import { batchSizeOf } from "../options.js";
 import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";

@@ -4,7 +4,7 @@
  */
 import { parseDuration } from "../../duration.js";
 import { InvalidInputError } from "../../errors.js";
-import { requireKnownOptions } from "../call-options.js";
+import { optionKeys, requireKnownNestedOptions, requireKnownOptions } from "../../known-options.js";
 
 /** What a retention policy does to an idle thread. */
 export type RetentionStrategy = "delete" | "keep_latest";
@@ -90,6 +90,8 @@ export interface SweeperHandle {
 
 const STRATEGIES: readonly RetentionStrategy[] = ["delete", "keep_latest"];
 
+const RETENTION_KEYS = optionKeys<RetentionPolicy>({ idleFor: true, strategy: true, keepLast: true });
+
 const SWEEP_KEYS = ["idleFor", "strategy", "keepLast", "batchSize", "dryRun", "onProgress", "onThread"];
 const SWEEPER_KEYS = [...SWEEP_KEYS.filter((key) => key !== "dryRun"), "intervalMs", "onError", "onSweep"];
 
@@ -115,11 +117,7 @@ export function keepLastOf(keepLast: unknown, what: string): number {
 
 /** Checks a policy (the saver's option or a sweep's) and applies its defaults. */
 export function resolvePolicy(policy: Partial<RetentionPolicy>, what: string): ResolvedPolicy {
-  if (typeof policy !== "object" || policy === null) throw new InvalidInputError(`${what} must be an object`);
-  for (const key of Object.keys(policy)) {
-    if (!["idleFor", "strategy", "keepLast"].includes(key))
-      throw new InvalidInputError(`${what}: unknown option "${key}"`);
-  }
+  requireKnownNestedOptions(policy, what, RETENTION_KEYS);
   if (policy.idleFor === undefined) throw new InvalidInputError(`${what}.idleFor is required`);
   const strategy = policy.strategy;
   if (!STRATEGIES.includes(strategy as RetentionStrategy)) {

@@ -6,6 +6,7 @@ import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
+import { requireKnownOptions } from "../../known-options.js";
 import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
 import { notStaging } from "../values/reserved.js";
 import { as, isRecord } from "../values/values.js";
@@ -54,9 +55,7 @@ const DEFAULT_LIMIT = 10;
 
 function optionsOf<T extends object>(options: unknown, method: string, allowed: readonly string[]): Partial<T> {
   if (options === undefined) return {};
-  if (!isRecord(options)) throw new InvalidInputError(`${method}: options must be an object`);
-  const unknown = Object.keys(options).filter((key) => !allowed.includes(key));
-  if (unknown.length > 0) throw new InvalidInputError(`${method}: unknown option "${unknown[0]}"`);
+  requireKnownOptions(options, method, allowed);
   return options as Partial<T>;
 }
 

@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
-import { requireKnownOptions } from "../call-options.js";
+import { requireKnownOptions } from "../../known-options.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging } from "../values/reserved.js";
 import { as } from "../values/values.js";

@@ -1,6 +1,7 @@
 /** The `index.native` option of `DrizzleStore`: checked, and the native index it asks for (or none). */
 import type { VectorIndex } from "../../../dialects/store-vectors.js";
 import { describeValue, InvalidInputError, VectorIndexError } from "../../../errors.js";
+import { optionKeys, requireKnownNestedOptions } from "../../../known-options.js";
 
 /** Finer settings of `index.native`. */
 export interface StoreNativeIndexOptions {
@@ -24,8 +25,11 @@ export interface NativeSettings {
 
 const DEFAULT_EXACT_BELOW = 1000;
 
-function settingsOf(native: StoreNativeIndex): NativeSettings | undefined {
-  if (native === false) return undefined;
+const NATIVE_OPTION_KEYS = optionKeys<StoreNativeIndexOptions>({ ifAvailable: true, exactBelow: true });
+
+/** The settings `index.native` asks for, checked (before anything is opened); undefined: the exact search. */
+export function nativeSettingsOf(native: StoreNativeIndex | undefined): NativeSettings | undefined {
+  if (native === undefined || native === false) return undefined;
   if (native === true) return { ifAvailable: false, exactBelow: DEFAULT_EXACT_BELOW };
   if (native === "if-available") return { ifAvailable: true, exactBelow: DEFAULT_EXACT_BELOW };
   if (typeof native !== "object" || native === null || Array.isArray(native)) {
@@ -33,6 +37,7 @@ function settingsOf(native: StoreNativeIndex): NativeSettings | undefined {
       `index.native must be true, false, "if-available" or { ifAvailable, exactBelow }, got ${describeValue(native)}`,
     );
   }
+  requireKnownNestedOptions(native as unknown, "index.native", NATIVE_OPTION_KEYS);
   const { ifAvailable = false, exactBelow = DEFAULT_EXACT_BELOW } = native;
   if (typeof ifAvailable !== "boolean") throw new InvalidInputError("index.native.ifAvailable must be a boolean");
   if (!Number.isSafeInteger(exactBelow) || exactBelow < 0) {
@@ -49,7 +54,7 @@ export function nativeIndexOf(
   native: StoreNativeIndex | undefined,
   index: () => VectorIndex | VectorIndexError,
 ): { settings: NativeSettings; index: VectorIndex } | undefined {
-  const settings = native === undefined ? undefined : settingsOf(native);
+  const settings = nativeSettingsOf(native);
   if (!settings) return undefined;
   const found = index();
   if (found instanceof VectorIndexError) {
