@@ -122,6 +122,14 @@ export interface Precondition {
    * its row). The statements then run one after the other, as with a claim.
    */
   exclusive?: boolean;
+  /**
+   * Lock the rows after the unit's first statement (a put's upsert of its thread's row),
+   * not before: units that change a thread all take its row first, so a unit never holds
+   * these rows while it waits for the thread's row (a removal holding that row would wait
+   * for them: a deadlock). The first statement must be an insert or update of one row
+   * (PostgreSQL reads it back through a `returning` before locking). SQLite needs no order.
+   */
+  afterFirst?: boolean;
 }
 
 /** Rows that must exist once a unit's writes are done; see {@link Dialect.atomicallyVerified}. */
@@ -186,8 +194,9 @@ export interface Dialect {
   query(statement: Statement): Promise<Row[]>;
   /**
    * Runs statements as one atomic unit: all of them take effect or none. With a
-   * precondition, its rows are share-locked first (a concurrent delete waits for
-   * this unit, or this unit for the delete); when there are none, nothing is written.
+   * precondition, its rows are share-locked first (after the first statement with
+   * `afterFirst`; a concurrent delete waits for this unit, or this unit for the
+   * delete); when there are none, nothing is written.
    * The statements may run as one (PostgreSQL joins them as CTEs, one snapshot, in no
    * set order), so they must not touch the same rows; a claiming or exclusive
    * precondition runs them one after the other.

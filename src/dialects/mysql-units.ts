@@ -117,26 +117,30 @@ function preconditionLocks(combine: StatementCombiner) {
  * READ COMMITTED, as the interactive path sets it.
  */
 function compoundUnits(combine: StatementCombiner) {
-  return (statements: Statement[], check?: Statement): Statement =>
-    combine(check ? "compound-checked" : "compound", check ? [check, ...statements] : statements, (sqls) =>
-      sql.join(
+  /** `before`: how many of the statements run before the check (see Precondition.afterFirst). */
+  return (statements: Statement[], check?: Statement, before = 0): Statement =>
+    combine(check ? `compound-checked-${before}` : "compound", check ? [check, ...statements] : statements, (sqls) => {
+      const writes = sqls.slice(check ? 1 : 0).map((write) => sql`${write};`);
+      const checked = check
+        ? [
+            sql`if not exists (${sqls[0]}) then signal sqlstate '45000' set message_text = ${sql.raw(`'${PRECONDITION_FAILED}'`)}; end if;`,
+          ]
+        : [];
+      return sql.join(
         [
           sql.raw("begin not atomic"),
           sql.raw("declare exit handler for sqlexception begin rollback; resignal; end;"),
           sql.raw("set transaction isolation level read committed;"),
           sql.raw("start transaction;"),
-          ...(check
-            ? [
-                sql`if not exists (${sqls[0]}) then signal sqlstate '45000' set message_text = ${sql.raw(`'${PRECONDITION_FAILED}'`)}; end if;`,
-              ]
-            : []),
-          ...sqls.slice(check ? 1 : 0).map((write) => sql`${write};`),
+          ...writes.slice(0, before),
+          ...checked,
+          ...writes.slice(before),
           sql.raw("commit;"),
           sql.raw("end"),
         ],
         sql`\n`,
-      ),
-    );
+      );
+    });
 }
 
 /**
@@ -184,16 +188,19 @@ export function mysqlUnits(
         await retryingWrite(() => executor.run(statements[0]));
         return;
       }
+      // Statements run before the precondition's lock (see Precondition.afterFirst).
+      const before = precondition?.afterFirst ? 1 : 0;
       if (!precondition?.claim && (await compoundStatements())) {
-        const unit = compoundUnit(statements, precondition && locked(precondition));
+        const unit = compoundUnit(statements, precondition && locked(precondition), before);
         await retryingWrite(() => executor.run(unit)).catch((error: unknown) => {
           throw precondition && isFailedPrecondition(error) ? precondition.failure() : error;
         });
         return;
       }
       await transaction(async (tx) => {
+        for (const statement of statements.slice(0, before)) await tx.run(statement);
         if (precondition && (await tx.all(locked(precondition))).length === 0) throw precondition.failure();
-        for (const statement of statements) await tx.run(statement);
+        for (const statement of statements.slice(before)) await tx.run(statement);
       });
     },
     async atomicallyUntilSettled(statements, unit) {

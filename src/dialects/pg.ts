@@ -177,6 +177,32 @@ function pgWriteUnits(
   };
 }
 
+/** Data-modifying statements as the CTEs s<first>, s<first + 1>, ... of one statement. */
+const ctes = (writes: SQL[], first = 0) => writes.map((write, i) => sql`${sql.raw(`s${first + i}`)} as (${write})`);
+
+/**
+ * A unit with a share-locked precondition as one statement. The locked rows decide it:
+ * without them, a division by zero (evaluated at run time, after the lock) aborts every
+ * write in it. The main query reads the guard first; the other CTEs run after it, unless
+ * the guard reads one: with `afterFirst`, an uncorrelated EXISTS over s0 is a one-time
+ * filter, so s0 runs (and takes its row) before the lock.
+ */
+function guardedStatement(combine: StatementCombiner, precondition: Precondition, statements: Statement[]): Statement {
+  if (!precondition.afterFirst) {
+    return combine(
+      "guarded",
+      [precondition.rows, ...statements],
+      ([rows, ...writes]) =>
+        sql`with guard as (${rows} for share), ${sql.join(ctes(writes), sql`, `)} select 1 / (select count(*) from guard) as found`,
+    );
+  }
+  return combine("guarded-after-first", [precondition.rows, ...statements], ([rows, first, ...writes]) => {
+    const guard = sql`guard as (select 1 from (${rows} for share) as locked where exists (select 1 from s0))`;
+    const all = [sql`s0 as (${first} returning 1)`, guard, ...ctes(writes, 1)];
+    return sql`with ${sql.join(all, sql`, `)} select 1 / (select count(*) from guard) as found`;
+  });
+}
+
 /** One try of a PostgreSQL write unit (see pgWriteUnits). */
 async function writeOnce(
   executor: Executor,
@@ -194,15 +220,16 @@ async function writeOnce(
   // Long lists (pruning a long thread) would exceed the 65535 parameters of one statement.
   if (statements.length > CTE_STATEMENTS || precondition?.claim || precondition?.exclusive) {
     await executor.transaction(async (tx) => {
+      const before = precondition?.afterFirst ? 1 : 0;
+      for (const statement of statements.slice(0, before)) await tx.run(statement);
       if (precondition) {
         const locked = await tx.all(lock(precondition));
         if (locked.length === 0) throw precondition.failure();
       }
-      for (const statement of statements) await tx.run(statement);
+      for (const statement of statements.slice(before)) await tx.run(statement);
     });
     return;
   }
-  const ctes = (writes: SQL[]) => writes.map((write, i) => sql`${sql.raw(`s${i}`)} as (${write})`);
   if (!precondition) {
     await executor.run(
       combine(
@@ -213,14 +240,7 @@ async function writeOnce(
     );
     return;
   }
-  // The locked rows decide the whole statement: without them, a division by zero
-  // (evaluated at run time, after the lock) aborts every write in it.
-  const guarded = combine(
-    "guarded",
-    [precondition.rows, ...statements],
-    ([rows, ...writes]) =>
-      sql`with guard as (${rows} for share), ${sql.join(ctes(writes), sql`, `)} select 1 / (select count(*) from guard) as found`,
-  );
+  const guarded = guardedStatement(combine, precondition, statements);
   try {
     await executor.run(guarded);
   } catch (error) {

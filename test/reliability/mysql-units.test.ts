@@ -124,6 +124,44 @@ describe.each([
     }
   });
 
+  it("with afterFirst, takes no precondition lock while its first statement waits", async () => {
+    // Row 6 plays a thread's row, held by a removal; row 7 the put's parent.
+    await executor().run(sql`insert into unit_rows values (6, 0), (7, 0)`);
+    const raw = await openRaw("mysql", url);
+    const holder = await openRaw("mysql", url);
+    try {
+      await holder.query("start transaction");
+      await holder.query("select id from unit_rows where id = 6 for update");
+      const unit = dialect.atomically([sql`update unit_rows set v = v + 1 where id = 6`], {
+        ...exists(7),
+        afterFirst: true,
+      });
+      // The unit's first statement waits for row 6 (seen in the process list, as a compound statement's part too).
+      for (let waiting = false; !waiting; ) {
+        waiting =
+          (
+            await raw.query(
+              "select 1 from information_schema.processlist where db = database() and info like 'update unit_rows set v = v + 1 where id = 6%'",
+            )
+          ).length > 0;
+      }
+      // Before the fix, the precondition's share lock on row 7 was already held: refused at once.
+      const parent = await holder.query("select id from unit_rows where id = 7 for update nowait").then(
+        () => "free",
+        (error: unknown) => `held: ${describeError(error)}`,
+      );
+      await holder.query("delete from unit_rows where id = 7");
+      await holder.query("commit");
+      expect(parent).toBe("free");
+      await expect(unit).rejects.toBeInstanceOf(GoneError);
+      expect((await values()).find(([id]) => id === 6)).toEqual([6, 0]);
+      await raw.query("delete from unit_rows where id = 6");
+    } finally {
+      await holder.close();
+      await raw.close();
+    }
+  });
+
   it("runs a deadlock victim again: two units locking the same rows in opposite orders both commit", async () => {
     const before = await values();
     const unit = (first: number, second: number) =>

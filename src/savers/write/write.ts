@@ -124,9 +124,14 @@ export class CheckpointWriter {
       (channel) => !Object.hasOwn(newVersions, channel),
     );
     // A delta's base is named by the parent: locking the parent keeps it (see remove.ts).
+    // The parent is locked after the thread's row, the first lock of every unit changing
+    // a thread: a removal holding the row deletes the parent next (before, a deadlock).
     const precondition =
       parentId !== null && (reliesOnStoredValues || usesDeltas)
-        ? this.statements.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`)
+        ? {
+            ...this.statements.checkpointExists(threadId, ns, parentId, `put: parent checkpoint "${parentId}"`),
+            afterFirst: true,
+          }
         : undefined;
     try {
       await this.dialect.atomically(statements, precondition);
