@@ -98,7 +98,9 @@ const MAX_LOCK_NAME = 64;
  * digested, as a database and a table name together pass MySQL's 64 characters.
  */
 export function migrationLockName(database: string, migrationsTable: string): string {
-  const digest = createHash("sha256").update(JSON.stringify([database, migrationsTable])).digest("base64url");
+  const digest = createHash("sha256")
+    .update(JSON.stringify([database, migrationsTable]))
+    .digest("base64url");
   return `${LOCK_PREFIX}${digest.slice(0, MAX_LOCK_NAME - LOCK_PREFIX.length)}`;
 }
 

@@ -29,7 +29,9 @@ async function waitForStates(watcher: mysql.Connection, database: string, test: 
     if (test(states)) return states;
     await sleep(100);
   }
-  throw new Error(`the sessions of ${database} never reached the state looked for: ${await statesIn(watcher, database)}`);
+  throw new Error(
+    `the sessions of ${database} never reached the state looked for: ${await statesIn(watcher, database)}`,
+  );
 }
 
 describe("the MySQL migration lock", () => {
