@@ -30,6 +30,7 @@ export {
   type DrizzleSaverOptions,
   type EncryptionStatus,
   type FromUrlOptions,
+  type MigrationStatus,
   type RekeyOptions,
   type RekeyProgress,
   type SearchThreadsOptions,

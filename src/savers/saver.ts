@@ -24,7 +24,7 @@ import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
 import { checkMigrationsLocation, resolve, resolveStore, type SupportedDatabase } from "../wiring/registry.js";
 import { findMigrationsFolder } from "./migrations/folder.js";
-import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrations/migrate.js";
+import { DEFAULT_MIGRATIONS_TABLE, type MigrationStatus, Migrations } from "./migrations/migrate.js";
 import { DEFAULT_INCREMENTAL_VALUES, type DrizzleSaverOptions, type FromUrlOptions } from "./options.js";
 import { DeltaChannelWalk } from "./read/history.js";
 import { CheckpointReader } from "./read/read.js";
@@ -68,6 +68,7 @@ export type {
   DrizzleSaverOptions,
   EncryptionStatus,
   FromUrlOptions,
+  MigrationStatus,
   RekeyOptions,
   RekeyProgress,
   SearchThreadsOptions,
@@ -182,8 +183,11 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     return this.migrations.apply();
   }
 
-  /** The shipped migrations, split into applied and pending, oldest first. */
-  async migrationStatus(): Promise<{ applied: MigrationInfo[]; pending: MigrationInfo[] }> {
+  /**
+   * The shipped migrations, split into applied and pending, oldest first. With the
+   * application's own `tables`, `managedBy` is "application" and both lists are empty.
+   */
+  async migrationStatus(): Promise<MigrationStatus> {
     return this.migrations.status();
   }
 
