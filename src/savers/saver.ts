@@ -279,10 +279,6 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Copies every checkpoint of every namespace of a thread, with its blobs and pending
-   * writes, to an empty thread. Afterwards the two evolve independently.
-   */
-  /**
    * Re-seals under the active key every channel value and pending write sealed with
    * another key or stored in the clear (docs/encryption.md), then the store's items
    * (`DrizzleStore`'s table beside the saver's), in batches, each one atomic unit; safe
@@ -305,6 +301,11 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     return (await hasItemsTable(this.resolvedStoreItems)) ? this.resolvedStoreItems : undefined;
   }
 
+  /**
+   * Copies every checkpoint of every namespace of a thread, with its blobs and pending
+   * writes, to an empty thread. Afterwards the two evolve independently. A source with
+   * no checkpoints, or a target with some, is an InvalidInputError; nothing is written.
+   */
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
     await this.lifecycle.copyThread(sourceThreadId, targetThreadId);
   }
