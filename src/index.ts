@@ -17,6 +17,7 @@ export {
   MissingKeyError,
   MissingPackageError,
   MissingParentError,
+  SaverClosedError,
   SerializationError,
   ThreadChangedError,
   ThreadConflictError,
