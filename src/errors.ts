@@ -72,6 +72,15 @@ export class ThreadChangedError extends CheckpointSaverError {
   override name = "ThreadChangedError";
 }
 
+/**
+ * A call on a saver or store after its `close()`: refused before reaching the database,
+ * the same on every driver (whether `close()` ended the connection or, for a database
+ * the application passed in, left it open).
+ */
+export class SaverClosedError extends CheckpointSaverError {
+  override name = "SaverClosedError";
+}
+
 /** A value that cannot be serialized, or stored bytes that cannot be decoded. */
 export class SerializationError extends CheckpointSaverError {
   override name = "SerializationError";

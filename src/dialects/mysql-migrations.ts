@@ -92,14 +92,15 @@ const LOCK_PREFIX = "langgraph-checkpoint-drizzle:";
 const MAX_LOCK_NAME = 64;
 
 /**
- * The name of the lock setup() holds while it migrates: the prefix and the migrations
- * table, as every release named it, when that fits MySQL's 64 characters; else the
- * prefix and a digest of the table's name (a prefixed migrations table is often longer).
+ * The name of the lock setup() holds while it migrates the migrations table of a database:
+ * the prefix and a digest of both names. GET_LOCK names are server-wide, so the database
+ * is part of it (setup() on two databases of one server never wait for each other), and
+ * digested, as a database and a table name together pass MySQL's 64 characters.
  */
-export function migrationLockName(migrationsTable: string): string {
-  const name = `${LOCK_PREFIX}${migrationsTable}`;
-  if ([...name].length <= MAX_LOCK_NAME) return name;
-  const digest = createHash("sha256").update(migrationsTable).digest("base64url");
+export function migrationLockName(database: string, migrationsTable: string): string {
+  const digest = createHash("sha256")
+    .update(JSON.stringify([database, migrationsTable]))
+    .digest("base64url");
   return `${LOCK_PREFIX}${digest.slice(0, MAX_LOCK_NAME - LOCK_PREFIX.length)}`;
 }
 
@@ -120,7 +121,9 @@ export function mysqlMigrationSteps(executor: Executor): DialectMigrations {
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     // The transaction pins one connection, which GET_LOCK needs.
     async lockMigrations(tx, { migrationsTable }) {
-      const lock = migrationLockName(migrationsTable);
+      // The database the unqualified migrations table is in: the connection's current one.
+      const [current] = await tx.all(sql`select database() as name`);
+      const lock = migrationLockName(String(current?.name ?? ""), migrationsTable);
       const [acquired] = await tx.all(sql`select get_lock(${lock}, 300) as acquired`);
       if (Number(acquired?.acquired) !== 1) throw new Error(`could not take the migration lock "${lock}"`);
       return async () => {

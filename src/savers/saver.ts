@@ -23,8 +23,9 @@ import { SpiderMigrations } from "../spider/migrations.js";
 import { Templates } from "../sql/statements.js";
 import { connect } from "../wiring/connect.js";
 import { checkMigrationsLocation, resolve, resolveStore, type SupportedDatabase } from "../wiring/registry.js";
+import { ClosedState } from "./closing.js";
 import { findMigrationsFolder } from "./migrations/folder.js";
-import { DEFAULT_MIGRATIONS_TABLE, Migrations } from "./migrations/migrate.js";
+import { DEFAULT_MIGRATIONS_TABLE, type MigrationStatus, Migrations } from "./migrations/migrate.js";
 import {
   checkSaverOptions,
   DEFAULT_INCREMENTAL_VALUES,
@@ -72,6 +73,7 @@ export type {
   DrizzleSaverOptions,
   EncryptionStatus,
   FromUrlOptions,
+  MigrationStatus,
   RekeyOptions,
   RekeyProgress,
   SearchThreadsOptions,
@@ -102,6 +104,10 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   private readonly storeItems: (() => StoreDialect) | undefined;
   private resolvedStoreItems: StoreDialect | undefined;
+  /** Set by close(): every later call is refused (closing.ts). */
+  private readonly state = new ClosedState("DrizzleSaver");
+  /** Run before each page of `list` reads: a listing still iterated after close() stops there. */
+  private readonly listPage = () => this.state.check("list");
 
   constructor(db: SupportedDatabase, options: DrizzleSaverOptions = {}) {
     checkSaverOptions(options, "DrizzleSaver");
@@ -175,16 +181,22 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * this call applied; a failure is a `MigrationError` naming the migration.
    */
   async setup(): Promise<MigrationInfo[]> {
+    this.state.check("setup");
     return this.migrations.apply();
   }
 
-  /** The shipped migrations, split into applied and pending, oldest first. */
-  async migrationStatus(): Promise<{ applied: MigrationInfo[]; pending: MigrationInfo[] }> {
+  /**
+   * The shipped migrations, split into applied and pending, oldest first. With the
+   * application's own `tables`, `managedBy` is "application" and both lists are empty.
+   */
+  async migrationStatus(): Promise<MigrationStatus> {
+    this.state.check("migrationStatus");
     return this.migrations.status();
   }
 
   /** Row counts and bytes on disk (data plus indexes) of the saver's tables. */
   async storageStats(): Promise<TableStats[]> {
+    this.state.check("storageStats");
     return this.dialect.tableStats();
   }
 
@@ -193,7 +205,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * order, with the count and newest of those checkpoints. Streams in pages.
    */
   listThreads(options: { filter?: Record<string, unknown>; limit?: number } = {}): AsyncGenerator<ThreadSummary> {
-    return listThreads(this.dialect, options);
+    return listThreads(this.dialect, options, () => this.state.check("listThreads"));
   }
 
   /**
@@ -202,16 +214,23 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * ("updatedAt" by default, newest first). Reads the per-thread table and its indexes.
    */
   searchThreads(options?: SearchThreadsOptions): Promise<ThreadInfo[]> {
+    if (this.state.closed) return this.state.rejected("searchThreads");
     return searchThreads(this.dialect, options);
   }
 
   /** How many threads `searchThreads` with this filter finds, all pages together. */
   countThreads(options?: CountThreadsOptions): Promise<number> {
+    if (this.state.closed) return this.state.rejected("countThreads");
     return countThreads(this.dialect, options);
   }
 
-  /** Stops this saver's sweepers (waiting for their passes), then closes the connection if `fromUrl` opened it; a database passed in is left open. */
+  /**
+   * Stops this saver's sweepers (waiting for their passes), then closes the connection if
+   * `fromUrl` opened it; a database passed in is left open. Calls under way finish (or
+   * fail with the driver's error); any later call is a SaverClosedError. Idempotent.
+   */
   async close(): Promise<void> {
+    this.state.closed = true;
     await this.sweepers.stopAll();
     const close = this.closeConnection;
     this.closeConnection = async () => {};
@@ -228,11 +247,12 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    if (this.state.closed) return this.state.rejected("getTuple");
     return this.reader.getTuple(config);
   }
 
   list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
-    return this.reader.list(config, options);
+    return this.reader.list(config, options, this.listPage);
   }
 
   put(
@@ -241,14 +261,17 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
+    if (this.state.closed) return this.state.rejected("put");
     return this.writer.put(config, checkpoint, metadata, newVersions);
   }
 
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    if (this.state.closed) return this.state.rejected("putWrites");
     return this.writer.putWrites(config, writes, taskId, taskPath);
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    this.state.check("deleteThread");
     await this.lifecycle.deleteThreads([threadId]);
   }
 
@@ -260,6 +283,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     config: RunnableConfig;
     channels: string[];
   }): Promise<Record<string, DeltaChannelHistory>> {
+    this.state.check("getDeltaChannelHistory");
     const configurable = configurableOf(options?.config, "getDeltaChannelHistory");
     const threadId = requireThreadId(configurable.thread_id);
     const ns = optionalNamespace(configurable.checkpoint_ns) ?? "";
@@ -271,16 +295,13 @@ export class DrizzleSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Copies every checkpoint of every namespace of a thread, with its blobs and pending
-   * writes, to an empty thread. Afterwards the two evolve independently.
-   */
-  /**
    * Re-seals under the active key every channel value and pending write sealed with
    * another key or stored in the clear (docs/encryption.md), then the store's items
    * (`DrizzleStore`'s table beside the saver's), in batches, each one atomic unit; safe
    * beside running writers and resumable. Needs the `encryption` option.
    */
   async rekey(options: RekeyOptions = {}): Promise<RekeyProgress> {
+    this.state.check("rekey");
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the saver has no encryption option");
     return rekey(this.dialect, sealer, options, options.store === false ? undefined : await this.storeTable());
@@ -288,6 +309,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
 
   /** How many stored values each key id seals and how many are in the clear; the store's items apart. */
   async encryptionStatus(): Promise<EncryptionStatus> {
+    this.state.check("encryptionStatus");
     return encryptionStatus(this.dialect, await this.storeTable());
   }
 
@@ -297,7 +319,13 @@ export class DrizzleSaver extends BaseCheckpointSaver {
     return (await hasItemsTable(this.resolvedStoreItems)) ? this.resolvedStoreItems : undefined;
   }
 
+  /**
+   * Copies every checkpoint of every namespace of a thread, with its blobs and pending
+   * writes, to an empty thread. Afterwards the two evolve independently. A source with
+   * no checkpoints, or a target with some, is an InvalidInputError; nothing is written.
+   */
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
+    this.state.check("copyThread");
     await this.lifecycle.copyThread(sourceThreadId, targetThreadId);
   }
 
@@ -307,11 +335,13 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * they reference; "delete" removes the threads. Blobs no remaining checkpoint references are removed.
    */
   async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number } = {}): Promise<void> {
+    this.state.check("prune");
     await this.lifecycle.prune(threadIds, options);
   }
 
   /** Removes the checkpoints whose metadata `run_id` is one of `runIds`, with their writes and orphaned blobs. */
   async deleteForRuns(runIds: string[]): Promise<void> {
+    this.state.check("deleteForRuns");
     await this.lifecycle.deleteForRuns(runIds);
   }
 
@@ -321,6 +351,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * `sweep` does (a thread written to meanwhile is left alone). Returns the number of threads handled.
    */
   async expireThreads(options: ExpireThreadsOptions): Promise<number> {
+    this.state.check("expireThreads");
     return this.lifecycle.expireThreads(options);
   }
 
@@ -332,6 +363,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * handle one thread at once; a put that lands first keeps its thread.
    */
   async sweep(options: SweepOptions = {}): Promise<SweepResult> {
+    this.state.check("sweep");
     const policy = sweepPolicy(this.retention, options);
     return this.sweeper.sweep(policy, options);
   }
@@ -342,17 +374,20 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * (default: `console.error`) and the next pass runs as planned.
    */
   startSweeper(options: SweeperOptions): SweeperHandle {
+    this.state.check("startSweeper");
     sweepPolicy(this.retention, options, "startSweeper");
     return this.sweepers.start((pass) => this.sweep(pass), options);
   }
 
   /** Marks the thread so that no retention policy (sweep, expireThreads) touches it; InvalidInputError when it has no checkpoints. */
   async pinThread(threadId: string): Promise<void> {
+    this.state.check("pinThread");
     await this.sweeper.setPinned(threadId, true);
   }
 
   /** Lets retention policies handle the thread again; InvalidInputError when it has no checkpoints. */
   async unpinThread(threadId: string): Promise<void> {
+    this.state.check("unpinThread");
     await this.sweeper.setPinned(threadId, false);
   }
 }

@@ -7,7 +7,7 @@ import type { Dialect, MigrationOptions } from "../dialects/dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
 import { optionKeys, requireKnownNestedOptions } from "../known-options.js";
 import { journal } from "../savers/migrations/folder.js";
-import { appliedMigrations, Migrations } from "../savers/migrations/migrate.js";
+import { appliedMigrations, type MigrationStatus, Migrations, splitByApplied } from "../savers/migrations/migrate.js";
 import { connect } from "../wiring/connect.js";
 import { resolve } from "../wiring/registry.js";
 import { createServerSql, headTableSql, type ShardServer, serverName, shardServer } from "./ddl.js";
@@ -113,13 +113,8 @@ export class SpiderMigrations {
     }
   }
 
-  async status(): Promise<{ applied: MigrationInfo[]; pending: MigrationInfo[] }> {
-    const applied = new Set(await appliedMigrations(this.head, this.options));
-    const all = journal(this.options.migrationsFolder);
-    return {
-      applied: all.filter((m) => applied.has(m.createdAt)),
-      pending: all.filter((m) => !applied.has(m.createdAt)),
-    };
+  async status(): Promise<MigrationStatus> {
+    return splitByApplied(this.options.migrationsFolder, await appliedMigrations(this.head, this.options));
   }
 
   private settings() {

@@ -281,6 +281,16 @@ describe("Cloudflare D1 (batch-only)", () => {
     }
   });
 
+  it("copyThread of an unknown source is refused, with and without encryption, writing nothing", async () => {
+    const encryption = { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1" };
+    for (const copier of [saver, new DrizzleSaver(drizzle(binding), { encryption })]) {
+      await expect(copier.copyThread("missing-src", "missing-dst")).rejects.toThrow(
+        'copyThread: source thread "missing-src" has no checkpoints; nothing was copied',
+      );
+    }
+    expect(await rowsOf("missing-dst")).toEqual([0, 0, 0, 0]);
+  });
+
   it("an encrypted copy of a source that changes before every batch ends whole: it re-seals what the last one left", async () => {
     const encryption = { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1" };
     const sealing = new DrizzleSaver(drizzle(intercepted), { encryption });

@@ -106,6 +106,13 @@ describe.each(DIALECTS)("encryption at rest on %s", (dialect: DialectName) => {
     );
   });
 
+  it("copyThread of an unknown source is refused, as without encryption, and writes nothing", async () => {
+    await expect(saver.copyThread("copy-missing-src", "copy-missing-dst")).rejects.toThrow(
+      'copyThread: source thread "copy-missing-src" has no checkpoints; nothing was copied',
+    );
+    expect(await saver.getTuple({ configurable: { thread_id: "copy-missing-dst" } })).toBeUndefined();
+  });
+
   it("excludeMetadataKeys keeps those metadata keys out of the database", async () => {
     const excluding = await DrizzleSaver.fromUrl(url, { encryption: ONLY_K1, excludeMetadataKeys: ["email"] });
     try {

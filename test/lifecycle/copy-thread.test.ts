@@ -260,13 +260,23 @@ describe.each(DIALECTS)("copyThread on %s", (dialect) => {
     expect(await integrity(db.raw, [source, target])).toEqual(CLEAN);
   });
 
-  it("copies nothing from an unknown (or empty) thread, leaving the target usable", async () => {
+  it("refuses an unknown (or emptied) source: InvalidInputError, nothing written, the target usable", async () => {
+    // A typo in the source's id copied nothing and looked like success.
     const unknown = newThreadId("copy-unknown");
     const target = newThreadId("copy-unknown-target");
-    await db.saver.copyThread(unknown, target);
+    const refused = db.saver.copyThread(unknown, target);
+    await expect(refused).rejects.toThrow(InvalidInputError);
+    await expect(db.saver.copyThread(unknown, target)).rejects.toThrow(
+      `copyThread: source thread "${unknown}" has no checkpoints; nothing was copied`,
+    );
+    const emptied = newThreadId("copy-emptied");
+    await new HistoryWriter(db.saver, emptied).chain(2);
+    await db.saver.deleteThread(emptied);
+    await expect(db.saver.copyThread(emptied, target)).rejects.toThrow(/source thread .* has no checkpoints/);
     const stored = await storedThreads(db.raw);
     expect(stored).not.toContain(target);
     expect(stored).not.toContain(unknown);
+    expect(stored).not.toContain(emptied);
     expect(await db.saver.getTuple(threadConfig(target))).toBeUndefined();
 
     // Still empty, so a real copy into it works.

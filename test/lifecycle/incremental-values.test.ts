@@ -201,6 +201,11 @@ async function play(saver: DrizzleSaver, openCold: OpenCold, raw: RawDatabase | 
         case "copyThread":
           if (history.copy) await saver.deleteThread(history.copy);
           history.copy = newThreadId("incremental-copy");
+          // A thread with no checkpoints (none written yet, or all removed) is no source: refused, nothing copied.
+          if ((await history.remainingIds(saver, history.thread)).length === 0) {
+            await expect(saver.copyThread(history.thread, history.copy)).rejects.toThrow(/has no checkpoints/);
+            break;
+          }
           await saver.copyThread(history.thread, history.copy);
           break;
         case "expireThreads":

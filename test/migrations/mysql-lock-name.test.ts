@@ -1,6 +1,7 @@
 // setup() on MySQL holds a named lock (GET_LOCK) while it migrates. MySQL 8 refuses names
 // over 64 characters, and a prefixed migrations table made the name longer: the name is
-// then a digest, and setup() still waits for whoever holds it.
+// a digest (of the database's and the table's names: lock names are server-wide, see
+// mysql-lock-scope.test.ts), and setup() still waits for whoever holds it.
 import { setTimeout as sleep } from "node:timers/promises";
 import mysql from "mysql2/promise";
 import { describe, expect, it } from "vitest";
@@ -11,23 +12,28 @@ import { freshDatabaseUrl } from "../helpers/databases.js";
 const LONG_TABLE = "my_application_langgraph_checkpoint_migrations";
 
 describe("the MySQL migration lock's name", () => {
-  it("is the table's name as every release named it when it fits, and at most 64 characters always", () => {
-    expect(migrationLockName("langgraph_checkpoint_migrations")).toBe(
-      "langgraph-checkpoint-drizzle:langgraph_checkpoint_migrations",
-    );
-    const long = migrationLockName(LONG_TABLE);
+  it("names the database and the table, in at most 64 characters always", () => {
+    const name = migrationLockName("app", "langgraph_checkpoint_migrations");
+    expect(name).toMatch(/^langgraph-checkpoint-drizzle:/);
+    expect([...name].length).toBeLessThanOrEqual(64);
+    expect(migrationLockName("app", "langgraph_checkpoint_migrations")).toBe(name);
+    expect(migrationLockName("app2", "langgraph_checkpoint_migrations")).not.toBe(name);
+    const long = migrationLockName("app", LONG_TABLE);
     expect([...long].length).toBeLessThanOrEqual(64);
-    expect(migrationLockName(`${LONG_TABLE}_2`)).not.toBe(long);
-    expect([...migrationLockName("é".repeat(60))].length).toBeLessThanOrEqual(64);
+    expect(migrationLockName("app", `${LONG_TABLE}_2`)).not.toBe(long);
+    // The two names never run together: ("a_b", "c") and ("a", "b_c") are other locks.
+    expect(migrationLockName("a_b", "c")).not.toBe(migrationLockName("a", "b_c"));
+    expect([...migrationLockName("é".repeat(64), "é".repeat(60))].length).toBeLessThanOrEqual(64);
   });
 
   it("is the lock setup() waits for, with a long migrations table", { timeout: 60_000 }, async () => {
     const url = await freshDatabaseUrl("mysql");
+    const lock = migrationLockName(new URL(url).pathname.slice(1), LONG_TABLE);
     // One connection: a named lock belongs to the connection that took it.
     const holder = await mysql.createConnection(url);
     const saver = await DrizzleSaver.fromUrl(url, { migrationsTable: LONG_TABLE });
     try {
-      const [rows] = await holder.query("select get_lock(?, 5) as held", [migrationLockName(LONG_TABLE)]);
+      const [rows] = await holder.query("select get_lock(?, 5) as held", [lock]);
       expect(Number((rows as { held: unknown }[])[0].held)).toBe(1);
       let done = false;
       const setup = saver.setup().then(() => {
@@ -44,7 +50,7 @@ describe("the MySQL migration lock's name", () => {
       }
       expect(done).toBe(false);
       expect(waiting).toBe(1);
-      await holder.query("select release_lock(?)", [migrationLockName(LONG_TABLE)]);
+      await holder.query("select release_lock(?)", [lock]);
       await setup;
       expect((await saver.migrationStatus()).pending).toEqual([]);
     } finally {

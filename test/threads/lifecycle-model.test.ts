@@ -181,8 +181,12 @@ describe.each(DIALECTS)("thread lifecycle against a model on %s", (dialect) => {
           await expect(saver.copyThread(from, to)).rejects.toThrow(InvalidInputError);
           return;
         }
+        if (!model.has(from)) {
+          await expect(saver.copyThread(from, to)).rejects.toThrow(InvalidInputError);
+          return;
+        }
         await saver.copyThread(from, to);
-        if (model.has(from)) model.copy(from, to);
+        model.copy(from, to);
         return;
       }
       case "pin": {

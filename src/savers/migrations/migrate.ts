@@ -89,13 +89,38 @@ export async function migrate(dialect: Dialect, options: MigrationOptions): Prom
   return applied;
 }
 
+/** What `migrationStatus()` says: who migrates the tables, and which shipped migrations are applied. */
+export interface MigrationStatus {
+  /**
+   * "saver": `setup()` applies the shipped migrations. "application": the saver or store
+   * was given the application's own `tables`, which its own migrations create; none of
+   * the shipped ones applies to them (`applied` and `pending` are empty).
+   */
+  managedBy: "saver" | "application";
+  /** The shipped migrations recorded as applied, oldest first. */
+  applied: MigrationInfo[];
+  /** The shipped migrations `setup()` would apply, oldest first. */
+  pending: MigrationInfo[];
+}
+
+/** The shipped migrations of `folder`, split by whether their journal timestamps are in `appliedMillis`. */
+export function splitByApplied(folder: string, appliedMillis: number[]): MigrationStatus {
+  const applied = new Set(appliedMillis);
+  const all = journal(folder);
+  return {
+    managedBy: "saver",
+    applied: all.filter((m) => applied.has(m.createdAt)),
+    pending: all.filter((m) => !applied.has(m.createdAt)),
+  };
+}
+
 /** Our own migrations table, so we never share drizzle's default one with the application. */
 export const DEFAULT_MIGRATIONS_TABLE = "langgraph_checkpoint_migrations";
 
 export interface MigrationSettings {
   /** The dialect's folder of shipped migrations. */
   folder: string;
-  /** The application migrates its own tables: `apply` does nothing. */
+  /** The application migrates its own tables: `apply` does nothing, `status` says so. */
   ownTables: boolean;
   table?: string;
   schema?: string;
@@ -124,13 +149,10 @@ export class Migrations {
     }
   }
 
-  async status(): Promise<{ applied: MigrationInfo[]; pending: MigrationInfo[] }> {
-    const applied = new Set(await appliedMigrations(this.dialect, this.options()));
-    const all = journal(this.settings.folder);
-    return {
-      applied: all.filter((m) => applied.has(m.createdAt)),
-      pending: all.filter((m) => !applied.has(m.createdAt)),
-    };
+  async status(): Promise<MigrationStatus> {
+    // Nothing of ours applies to the application's tables, as apply() says by doing nothing.
+    if (this.settings.ownTables) return { managedBy: "application", applied: [], pending: [] };
+    return splitByApplied(this.settings.folder, await appliedMigrations(this.dialect, this.options()));
   }
 
   private options(): MigrationOptions {

@@ -148,7 +148,12 @@ export class CheckpointReader {
     return { conditions, values, shape, ns };
   }
 
-  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+  /** `beforePage` runs before each page is read (it throws to stop the listing: the saver closed). */
+  async *list(
+    config: RunnableConfig,
+    options: CheckpointListOptions = {},
+    beforePage: () => void = () => {},
+  ): AsyncGenerator<CheckpointTuple> {
     const c = this.dialect.columns.checkpoints;
     const { conditions, values, shape, ns } = this.listConditions(config, options);
     const { limit } = options;
@@ -172,6 +177,7 @@ export class CheckpointReader {
       const size = Math.min(remaining, LIST_PAGE_SIZE);
       const where = () => (page.length > 0 ? sql.join(page, sql` and `) : sql`1 = 1`);
       const key = shape && `${shape}${cursor ? ".cursor" : ""}`;
+      beforePage();
       const { tuples, last } = await this.loadPage({ where, values, key, ns }, size);
       for (const tuple of tuples) yield tuple;
       if (tuples.length < size) return;

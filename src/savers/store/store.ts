@@ -17,6 +17,7 @@ import type { Runner } from "../../sql/executor.js";
 import { connect } from "../../wiring/connect.js";
 import { checkMigrationsLocation, resolveStore, type SupportedDatabase } from "../../wiring/registry.js";
 import { vectorIndexOf } from "../../wiring/vector-indexes.js";
+import { ClosedState } from "../closing.js";
 import { findMigrationsFolder } from "../migrations/folder.js";
 import { Migrations } from "../migrations/migrate.js";
 import { batchSizeOf } from "../options.js";
@@ -82,6 +83,8 @@ export class DrizzleStore extends BaseStore {
   private readonly reader: StoreReader;
   private readonly sweepIntervalMs: number;
   private sweeper: PeriodicTask | undefined;
+  /** Set by close(): every later call is refused (../closing.ts). */
+  private readonly state = new ClosedState("DrizzleStore");
 
   constructor(db: SupportedDatabase, options: DrizzleStoreOptions = {}) {
     checkStoreOptions(options, "DrizzleStore");
@@ -132,14 +135,20 @@ export class DrizzleStore extends BaseStore {
    * when the application passed its own `tables`.
    */
   async setup(): Promise<MigrationInfo[]> {
+    this.state.check("setup");
     const applied = await this.migrations.apply();
     // Not a migration: the native vector index is specific to the driver and extension.
     await this.native?.setup();
     return applied;
   }
 
-  /** Closes the connection if `fromUrl` opened it; a database passed in is left open. */
+  /**
+   * Stops the sweeper (waiting for its pass), then closes the connection if `fromUrl`
+   * opened it; a database passed in is left open. Batches under way finish (or fail with
+   * the driver's error); any later call is a SaverClosedError. Idempotent.
+   */
   async close(): Promise<void> {
+    this.state.closed = true;
     await this.stop();
     const close = this.closeConnection;
     this.closeConnection = async () => {};
@@ -152,6 +161,7 @@ export class DrizzleStore extends BaseStore {
    * each key) all take effect or none do.
    */
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    this.state.check("batch");
     const plans = planBatch(this.store, operations);
     const now = this.clock();
     const puts = lastPuts(plans);
@@ -209,11 +219,13 @@ export class DrizzleStore extends BaseStore {
     index?: false | string[],
     options: { ttl?: number | null } = {},
   ): Promise<void> {
+    this.state.check("put");
     await this.batch([{ namespace, key, value, index, ...(options.ttl !== undefined && { ttl: options.ttl }) }]);
   }
 
   /** `refreshTtl` overrides the store's `ttl.refreshOnRead` for this read. */
   override async get(namespace: string[], key: string, options: { refreshTtl?: boolean } = {}): Promise<Item | null> {
+    this.state.check("get");
     const [item] = await this.batch([{ namespace, key, ...options }]);
     return item;
   }
@@ -232,9 +244,21 @@ export class DrizzleStore extends BaseStore {
       refreshTtl?: boolean;
     } = {},
   ): Promise<SearchItem[]> {
+    this.state.check("search");
     const { limit = 10, offset = 0, ...rest } = options;
     const [items] = await this.batch([{ namespacePrefix, limit, offset, ...rest }]);
     return items;
+  }
+
+  // BaseStore's, after the check: a call after close() is named in its error.
+  override async delete(namespace: string[], key: string): Promise<void> {
+    this.state.check("delete");
+    return super.delete(namespace, key);
+  }
+
+  override async listNamespaces(options?: Parameters<BaseStore["listNamespaces"]>[0]): Promise<string[][]> {
+    this.state.check("listNamespaces");
+    return super.listNamespaces(options);
   }
 
   /**
@@ -244,6 +268,7 @@ export class DrizzleStore extends BaseStore {
    * this is for a table of the application's (`tables`).
    */
   async rekey(options: { batchSize?: number; onProgress?: (items: number) => void } = {}): Promise<number> {
+    this.state.check("rekey");
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the store has no encryption option");
     const batchSize = batchSizeOf(options.batchSize, 200, "rekey");
@@ -252,6 +277,7 @@ export class DrizzleStore extends BaseStore {
 
   /** How many items each key id seals and how many are in the clear. */
   async encryptionStatus(): Promise<ValueCounts> {
+    this.state.check("encryptionStatus");
     return itemsEncryptionStatus(this.store);
   }
 
@@ -261,6 +287,7 @@ export class DrizzleStore extends BaseStore {
    * writer or another sweeper.
    */
   async sweepExpiredItems(): Promise<number> {
+    this.state.check("sweepExpiredItems");
     const now = this.clock();
     const native = this.native && (await this.native.active()) ? this.native : undefined;
     let removed = 0;
@@ -281,6 +308,7 @@ export class DrizzleStore extends BaseStore {
    * reported with `console.error` and the next one runs as planned. Idempotent.
    */
   override start(): void {
+    this.state.check("start");
     if (this.sweeper) return;
     this.sweeper = runPeriodically(async () => {
       try {

@@ -7,9 +7,8 @@ import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
 import { requireKnownOptions } from "../../known-options.js";
 import type { Sealer } from "../../serde/sealing.js";
-import type { Statement } from "../../sql/statements.js";
 import { batchSizeOf } from "../options.js";
-import { copiedResealing, copySealedInBatches } from "../values/copy-resealing.js";
+import { copiedResealing, copySealedInBatches, type ThreadCopy } from "../values/copy-resealing.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging, requireThreadId } from "../values/reserved.js";
 import { as, MAX_KEY_BYTES } from "../values/values.js";
@@ -66,14 +65,17 @@ export class ThreadLifecycle {
     if (await targetHasRows()) throw notEmpty();
     await this.requireCopiedKeysWithinLimit(sourceThreadId, targetThreadId);
     // insert ... select keeps blobs and writes as bytes, never decoding them. Holding the
-    // source's row: no put, rekey or removal changes it meanwhile.
+    // source's row: no put, rekey or removal changes it meanwhile. Without one the source
+    // has no checkpoints (as pinThread says): a copy of nothing would hide a mistyped id.
     // A copy is a new thread: not pinned, whatever the source is.
     const copies = tables.map(({ table, threadId }) =>
       copyRows(table, threadId, sourceThreadId, targetThreadId, { skip: [this.dialect.columns.threads.pinned] }),
     );
+    const missing = () =>
+      new InvalidInputError(`copyThread: source thread "${sourceThreadId}" has no checkpoints; nothing was copied`);
     try {
-      if (!this.sealer) await holdingThread(this.dialect, sourceThreadId, copies);
-      else await this.copySealed(this.sealer, sourceThreadId, targetThreadId, copies);
+      if (!this.sealer) await holdingThread(this.dialect, sourceThreadId, copies, { missing });
+      else await this.copySealed(this.sealer, { source: sourceThreadId, target: targetThreadId, copies, missing });
     } catch (error) {
       // The target was written after the check (a put, another copy): the copy's unit met
       // its rows as a key violation and wrote nothing. Say so, as the check would have.
@@ -89,15 +91,21 @@ export class ThreadLifecycle {
    * there. On a batch-only driver (D1) the values are read before the unit, which checks
    * that none changed meanwhile.
    */
-  private async copySealed(sealer: Sealer, source: string, target: string, copies: Statement[]): Promise<void> {
+  private async copySealed(sealer: Sealer, copy: ThreadCopy): Promise<void> {
+    const { source, target, copies, missing } = copy;
     if (this.dialect.atomicallyReading) {
-      await readingHoldingThread(this.dialect, source, async (tx) => {
-        for (const copy of copies) await tx.run(copy);
-        for (const reseal of await copiedResealing(tx, this.dialect, sealer, source, target)) await tx.run(reseal);
-      });
+      await readingHoldingThread(
+        this.dialect,
+        source,
+        async (tx) => {
+          for (const statement of copies) await tx.run(statement);
+          for (const reseal of await copiedResealing(tx, this.dialect, sealer, source, target)) await tx.run(reseal);
+        },
+        missing,
+      );
       return;
     }
-    await copySealedInBatches(this.dialect, sealer, source, target, copies);
+    await copySealedInBatches(this.dialect, sealer, copy);
   }
 
   /**

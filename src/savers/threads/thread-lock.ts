@@ -30,28 +30,38 @@ export function claimThreadRow(dialect: Dialect, threadId: string): Statement {
 /** The thread's row was gone when a unit came to lock it. */
 class NoThreadRow extends Error {}
 
-/** The thread's row, locked exclusively. */
-function threadRow(dialect: Dialect, threadId: string): Precondition {
+/** The thread's row, locked exclusively; `missing` is thrown without one. */
+function threadRow(dialect: Dialect, threadId: string, missing: () => Error = () => new NoThreadRow()): Precondition {
   const t = dialect.columns.threads;
   return {
     rows: sql`select 1 as ${sql.identifier("found")} from ${t.table} where ${t.threadId} = ${threadId}`,
     exclusive: true,
-    failure: () => new NoThreadRow(),
+    failure: missing,
   };
+}
+
+/** What else a unit holding a thread needs. */
+export interface HoldingOptions {
+  /** Checked after the unit's writes (`Dialect.atomicallyVerified`: only on a batch-only driver). */
+  postcondition?: Postcondition;
+  /**
+   * The error when the thread has no row (it has no checkpoints), nothing run: for a unit
+   * that needs the thread to be there (a copy's source), instead of running as it is.
+   */
+  missing?: () => Error;
 }
 
 /**
  * Runs the statements as one unit that first locks the thread's row exclusively: changes
  * to one thread then wait for each other instead of taking the rows of its tables in
  * different orders (a deadlock). Without a row (the thread deleted or emptied meanwhile)
- * there is nothing to wait for: the unit runs as it is. With a postcondition, the unit
- * is checked after its writes (`Dialect.atomicallyVerified`: only on a batch-only driver).
+ * there is nothing to wait for: the unit runs as it is, unless `missing` says otherwise.
  */
 export async function holdingThread(
   dialect: Dialect,
   threadId: string,
   statements: Statement[],
-  postcondition?: Postcondition,
+  { postcondition, missing }: HoldingOptions = {},
 ): Promise<void> {
   const run = (precondition?: Precondition) => {
     if (!postcondition) return dialect.atomically(statements, precondition);
@@ -61,7 +71,7 @@ export async function holdingThread(
     return dialect.atomicallyVerified(statements, precondition, postcondition);
   };
   try {
-    await run(threadRow(dialect, threadId));
+    await run(threadRow(dialect, threadId, missing));
   } catch (error) {
     if (!(error instanceof NoThreadRow)) throw error;
     await run();
@@ -77,6 +87,7 @@ export async function readingHoldingThread<T>(
   dialect: Dialect,
   threadId: string,
   work: (tx: UnitRunner) => Promise<T>,
+  missing?: () => Error,
 ): Promise<T> {
   const reading = dialect.atomicallyReading;
   if (!reading) {
@@ -85,7 +96,7 @@ export async function readingHoldingThread<T>(
     );
   }
   try {
-    return await reading(work, threadRow(dialect, threadId));
+    return await reading(work, threadRow(dialect, threadId, missing));
   } catch (error) {
     if (!(error instanceof NoThreadRow)) throw error;
     return reading(work);

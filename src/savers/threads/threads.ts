@@ -31,6 +31,8 @@ const PAGE_SIZE = 100;
 export async function* listThreads(
   dialect: Dialect,
   options: { filter?: Record<string, unknown>; limit?: number } = {},
+  /** Runs before each page is read (it throws to stop the listing: the saver closed). */
+  beforePage: () => void = () => {},
 ): AsyncGenerator<ThreadSummary> {
   requireKnownOptions(options, "listThreads", ["filter", "limit"]);
   const { checkpoints: c, threads: t } = dialect.columns;
@@ -45,6 +47,7 @@ export async function* listThreads(
     const size = Math.min(remaining, PAGE_SIZE);
     const conditions = [sql`${c.threadId} > ${cursor}`, notStaging(c.threadId)];
     if (entries.length > 0) conditions.push(dialect.metadataMatches(entries));
+    beforePage();
     const rows = await dialect.query(sql`
       select ${as(c.threadId, "thread_id")}, count(*) as ${sql.identifier("checkpoints")},
              max(${c.checkpointId}) as ${sql.identifier("latest_checkpoint_id")},

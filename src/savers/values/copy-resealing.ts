@@ -11,6 +11,14 @@ import { holdingThread } from "../threads/thread-lock.js";
 import { resealStatement, type SealedTable, sealedRows, sealedTables } from "./sealed-tables.js";
 import { asBytes } from "./values.js";
 
+/** A copy of a thread: its `insert ... select` statements, and the error when its source has no row. */
+export interface ThreadCopy {
+  source: string;
+  target: string;
+  copies: Statement[];
+  missing: () => Error;
+}
+
 /** What copyThread re-seals: the statements, and the bytes each copied row gets, by its key. */
 interface CopyResealing {
   statements: Statement[];
@@ -74,22 +82,20 @@ class SourceChanged extends Error {}
 export async function copySealedInBatches(
   dialect: Dialect,
   sealer: Sealer,
-  source: string,
-  target: string,
-  copies: Statement[],
+  { source, target, copies, missing }: ThreadCopy,
 ): Promise<void> {
   const postcondition = { rows: nothingLeftAsCopied(dialect, source, target), failure: () => new SourceChanged() };
   for (let attempt = 1; attempt <= CHECKED_ATTEMPTS; attempt++) {
     const { statements } = await copyResealing(dialect, sealer, source, target);
     try {
-      await holdingThread(dialect, source, [...copies, ...statements], postcondition);
+      await holdingThread(dialect, source, [...copies, ...statements], { postcondition, missing });
       return;
     } catch (error) {
       if (!(error instanceof SourceChanged)) throw error;
     }
   }
   const resealing = await copyResealing(dialect, sealer, source, target);
-  await holdingThread(dialect, source, [...copies, ...resealing.statements]);
+  await holdingThread(dialect, source, [...copies, ...resealing.statements], { missing });
   await resealLeftovers(dialect, sealer, source, target, resealing.resealed);
 }
 
