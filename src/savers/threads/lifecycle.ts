@@ -71,15 +71,21 @@ export class ThreadLifecycle {
     const copies = tables.map(({ table, threadId }) =>
       copyRows(table, threadId, sourceThreadId, targetThreadId, { skip: [this.dialect.columns.threads.pinned] }),
     );
-    const missing = () =>
-      new InvalidInputError(`copyThread: source thread "${sourceThreadId}" has no checkpoints; nothing was copied`);
+    let sourceRefused: Error | undefined;
+    const missing = () => {
+      sourceRefused = new InvalidInputError(
+        `copyThread: source thread "${sourceThreadId}" has no checkpoints; nothing was copied`,
+      );
+      return sourceRefused;
+    };
     try {
       if (!this.sealer) await holdingThread(this.dialect, sourceThreadId, copies, { missing });
       else await this.copySealed(this.sealer, { source: sourceThreadId, target: targetThreadId, copies, missing });
     } catch (error) {
       // The target was written after the check (a put, another copy): the copy's unit met
-      // its rows as a key violation and wrote nothing. Say so, as the check would have.
-      if (await targetHasRows()) throw notEmpty({ cause: error });
+      // its rows as a key violation and wrote nothing. Say so, as the check would have;
+      // a source found empty is said as such, whatever the target holds by then.
+      if (error !== sourceRefused && (await targetHasRows())) throw notEmpty({ cause: error });
       throw error;
     }
   }
