@@ -96,3 +96,13 @@ export async function rawQuery(dialect: DialectName, url: string, statement: str
     await raw.close();
   }
 }
+
+/** The deadlocks PostgreSQL broke in the database (count them once its connections closed: their counts are flushed then). */
+export async function pgDeadlocks(url: string): Promise<number> {
+  const [row] = await rawQuery(
+    "postgres",
+    url,
+    "select deadlocks from pg_stat_database where datname = current_database()",
+  );
+  return Number(row.deadlocks);
+}

@@ -17,7 +17,7 @@ import { type CheckpointMetadata, emptyCheckpoint, uuid6 } from "@langchain/lang
 import { describe, expect, it } from "vitest";
 import { DrizzleSaver, importThreads, MissingParentError } from "../../src/index.js";
 import { DIALECTS, type DialectName, freshSaver } from "../helpers/databases.js";
-import { openRaw } from "../helpers/raw.js";
+import { pgDeadlocks } from "../helpers/raw.js";
 import { writeSyntheticFile } from "../transfer/support.js";
 
 /** Named as writeSyntheticFile names its threads (prefix "t"): an import replaces them. */
@@ -123,17 +123,6 @@ async function withEncryptedPair(
   return url;
 }
 
-/** The deadlocks PostgreSQL broke in the database (its connections closed: their counts flushed). */
-async function deadlocks(url: string): Promise<number> {
-  const raw = await openRaw("postgres", url);
-  try {
-    const [row] = await raw.query("select deadlocks from pg_stat_database where datname = current_database()");
-    return Number(row.deadlocks);
-  } finally {
-    await raw.close();
-  }
-}
-
 describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialect) => {
   it("removals never deadlock, and fail no caller", async () => {
     const url = await withSaver(dialect, async ({ saver }) => {
@@ -145,7 +134,7 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
       ]);
       expect(failures).toEqual([]);
     });
-    if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
+    if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
   }, 120_000);
 
   it("import --replace beside writers and removals never deadlocks, and fails no caller", async () => {
@@ -166,7 +155,7 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
       );
       expect(failures).toEqual([]);
     });
-    if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
+    if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
   }, 120_000);
 
   it("rekey beside deleteThread never deadlocks, and fails no caller", async () => {
@@ -178,7 +167,7 @@ describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialec
       );
       expect(failures).toEqual([]);
     });
-    if (dialect === "postgres") expect(await deadlocks(url)).toBe(0);
+    if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
   }, 120_000);
 
   it("copies made while the source is written and rekeyed are whole: re-sealed for their thread", async () => {

@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DIALECTS, freshSaver } from "../helpers/databases.js";
-import { openRaw } from "../helpers/raw.js";
+import { pgDeadlocks } from "../helpers/raw.js";
 import { expectCleanExit, report, SOAK, startChild, WORKERS } from "./helpers.js";
 import type { MixArgs } from "./workers/mix.js";
 
@@ -30,16 +30,6 @@ const EXPECTED = [
   /^(pinThread|unpinThread): InvalidInputError: (pinThread|unpinThread): thread "…" has no checkpoints$/,
 ];
 
-async function deadlocks(url: string): Promise<number> {
-  const raw = await openRaw("postgres", url);
-  try {
-    const [row] = await raw.query("select deadlocks from pg_stat_database where datname = current_database()");
-    return Number(row.deadlocks);
-  } finally {
-    await raw.close();
-  }
-}
-
 describe.each(DIALECTS)(`every kind of call at once from ${PROCESSES} processes on %s`, (dialect) => {
   it.each([false, true])(
     "encrypted: %s",
@@ -49,7 +39,7 @@ describe.each(DIALECTS)(`every kind of call at once from ${PROCESSES} processes 
         encrypted ? { encryption: { keys: KEYS, activeKeyId: "k1" } } : {},
       );
       await saver.close();
-      const before = dialect === "postgres" ? await deadlocks(url) : 0;
+      const before = dialect === "postgres" ? await pgDeadlocks(url) : 0;
       const children = Array.from({ length: PROCESSES }, (_, proc) =>
         startChild(`${WORKERS}/mix.ts`, { url, proc, ms: MS, loops: 4, encrypted } satisfies MixArgs),
       );
@@ -67,7 +57,7 @@ describe.each(DIALECTS)(`every kind of call at once from ${PROCESSES} processes 
         for (const [name, n] of Object.entries(done.counts)) counts[name] = (counts[name] ?? 0) + n;
         for (const [name, n] of Object.entries(done.errors)) errors[name] = (errors[name] ?? 0) + n;
       }
-      const retried = dialect === "postgres" ? (await deadlocks(url)) - before : undefined;
+      const retried = dialect === "postgres" ? (await pgDeadlocks(url)) - before : undefined;
       report("every kind of call at once", dialect, {
         encrypted,
         processes: PROCESSES,
