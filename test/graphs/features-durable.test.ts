@@ -29,7 +29,38 @@ function concatAll(state: string[], writes: (string | string[])[]): string[] {
   return state.concat(writes.flat());
 }
 
+/**
+ * Lets Send workers end strictly in item order, each a macrotask after the one
+ * before, whatever the machine's load. Timers alone (item x 15 ms) were not enough:
+ * the workers start one after the other (items come as [3, 1, 2]), and when other
+ * work ran between two starts for longer than the gap (a loaded CI machine, the
+ * saver's own async put beside them), a later item's timer fired first and the
+ * stream events came in another order than MemorySaver's.
+ */
+function endInItemOrder(): (item: number) => Promise<void> {
+  const ends = new Map<number, { promise: Promise<void>; resolve: () => void }>();
+  const endOf = (item: number) => {
+    let end = ends.get(item);
+    if (end === undefined) {
+      let resolve = () => {};
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      end = { promise, resolve };
+      ends.set(item, end);
+    }
+    return end;
+  };
+  return async (item) => {
+    if (item > 1) await endOf(item - 1).promise;
+    // A macrotask: the runner commits the previous worker (microtasks only) first.
+    await new Promise((resolve) => setImmediate(resolve));
+    endOf(item).resolve();
+  };
+}
+
 function buildGraph(checkpointer: BaseCheckpointSaver) {
+  const endInTurn = endInItemOrder();
   const State = Annotation.Root({
     items: Annotation<number[]>,
     log: new DeltaChannel<string[], string | string[]>(concatAll, { snapshotFrequency: 2 }),
@@ -50,8 +81,7 @@ function buildGraph(checkpointer: BaseCheckpointSaver) {
     .addNode(
       "worker",
       async (input: { item: number }) => {
-        // Workers end in item order, so their stream events come in a fixed order.
-        await new Promise((resolve) => setTimeout(resolve, input.item * 15));
+        await endInTurn(input.item);
         return { log: [`w${input.item}`, `w${input.item} again`], count: input.item };
       },
       { input: Annotation.Root({ item: Annotation<number> }) },
