@@ -17,6 +17,7 @@ import {
 import type { Dialect, TableStats } from "../dialects/dialect.js";
 import type { StoreDialect } from "../dialects/store-dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
+import { requireKnownOptions } from "../known-options.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { Sealer } from "../serde/sealing.js";
 import { SpiderMigrations } from "../spider/migrations.js";
@@ -58,6 +59,7 @@ import { DeltaCache } from "./values/deltas.js";
 import {
   type EncryptionStatus,
   encryptionStatus,
+  REKEY_OPTION_KEYS,
   type RekeyOptions,
   type RekeyProgress,
   rekey,
@@ -302,6 +304,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   async rekey(options: RekeyOptions = {}): Promise<RekeyProgress> {
     this.state.check("rekey");
+    requireKnownOptions(options as unknown, "rekey", REKEY_OPTION_KEYS);
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the saver has no encryption option");
     return rekey(this.dialect, sealer, options, options.store === false ? undefined : await this.storeTable());
