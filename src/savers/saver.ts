@@ -36,7 +36,7 @@ import {
 import { DeltaChannelWalk } from "./read/history.js";
 import { CheckpointReader } from "./read/read.js";
 import { hasItemsTable } from "./store/rekey-items.js";
-import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./threads/lifecycle.js";
+import { type ExpireThreadsOptions, type PruneOptions, ThreadLifecycle } from "./threads/lifecycle.js";
 import {
   type RetentionPolicy,
   type SweeperHandle,
@@ -54,7 +54,7 @@ import {
   searchThreads,
   type ThreadInfo,
 } from "./threads/thread-search.js";
-import { listThreads, type ThreadSummary } from "./threads/threads.js";
+import { type ListThreadsOptions, listThreads, type ThreadSummary } from "./threads/threads.js";
 import { DeltaCache } from "./values/deltas.js";
 import {
   type EncryptionStatus,
@@ -206,7 +206,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * Threads that have checkpoints matching `filter` (all threads without one), in id
    * order, with the count and newest of those checkpoints. Streams in pages.
    */
-  listThreads(options: { filter?: Record<string, unknown>; limit?: number } = {}): AsyncGenerator<ThreadSummary> {
+  listThreads(options: ListThreadsOptions = {}): AsyncGenerator<ThreadSummary> {
     return listThreads(this.dialect, options, () => this.state.check("listThreads"));
   }
 
@@ -337,7 +337,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * default 1) of each namespace of each thread, with their pending writes and the blobs
    * they reference; "delete" removes the threads. Blobs no remaining checkpoint references are removed.
    */
-  async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number } = {}): Promise<void> {
+  async prune(threadIds: string[], options: PruneOptions = {}): Promise<void> {
     this.state.check("prune");
     await this.lifecycle.prune(threadIds, options);
   }
