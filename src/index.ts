@@ -47,6 +47,7 @@ export {
   type StoreEncryptionStatus,
   type StoreFromUrlOptions,
   type StoreIndexOptions,
+  type StoreRekeyOptions,
   type StoreTtlOptions,
 } from "./savers/store/store.js";
 export type { ExpireThreadsOptions, PruneStrategy } from "./savers/threads/lifecycle.js";

@@ -8,7 +8,7 @@ import { optionKeys, requireKnownOptions } from "../known-options.js";
 import { checkEncryptionOptions, type EncryptionOptions } from "../serde/encryption-options.js";
 import { checkSpiderOptions, type SpiderOptions } from "../spider/migrations.js";
 import type { UrlDriver } from "../wiring/connect.js";
-import { type CheckpointTables, requireName } from "../wiring/registry.js";
+import { type CheckpointTables, checkTablesOptions } from "../wiring/registry.js";
 import { type RetentionPolicy, resolvePolicy } from "./threads/retention.js";
 
 /** The options of {@link DrizzleSaver} (saver.ts). */
@@ -107,16 +107,11 @@ const FROM_URL_OPTION_KEYS = [
  */
 export function checkSaverOptions(options: unknown, call: "DrizzleSaver" | "DrizzleSaver.fromUrl"): void {
   requireKnownOptions(options, call, call === "DrizzleSaver" ? SAVER_OPTION_KEYS : FROM_URL_OPTION_KEYS);
-  const { serde, tables, incrementalValues, retention, encryption, spider } = options as DrizzleSaverOptions;
+  const { serde, incrementalValues, retention, encryption, spider } = options as DrizzleSaverOptions;
   if (serde !== undefined && !isSerializer(serde)) {
     throw new InvalidInputError(`serde must be a serializer (dumpsTyped and loadsTyped), got ${describeValue(serde)}`);
   }
-  if (tables !== undefined && (typeof tables !== "object" || tables === null || Array.isArray(tables))) {
-    throw new InvalidInputError(`tables must be what checkpointTables() returns, got ${describeValue(tables)}`);
-  }
-  for (const name of ["schema", "migrationsTable", "migrationsSchema"] as const) {
-    if (options[name] !== undefined) requireName(options[name], name);
-  }
+  checkTablesOptions(options, "checkpointTables()");
   if (spider !== undefined) checkSpiderOptions(spider);
   if (incrementalValues !== undefined && (!Number.isSafeInteger(incrementalValues) || incrementalValues < 0)) {
     throw new InvalidInputError(`incrementalValues must be a non-negative integer, got ${String(incrementalValues)}`);

@@ -17,6 +17,7 @@ import {
 import type { Dialect, TableStats } from "../dialects/dialect.js";
 import type { StoreDialect } from "../dialects/store-dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../errors.js";
+import { requireKnownOptions } from "../known-options.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { Sealer } from "../serde/sealing.js";
 import { SpiderMigrations } from "../spider/migrations.js";
@@ -35,7 +36,7 @@ import {
 import { DeltaChannelWalk } from "./read/history.js";
 import { CheckpointReader } from "./read/read.js";
 import { hasItemsTable } from "./store/rekey-items.js";
-import { type ExpireThreadsOptions, type PruneStrategy, ThreadLifecycle } from "./threads/lifecycle.js";
+import { type ExpireThreadsOptions, type PruneOptions, ThreadLifecycle } from "./threads/lifecycle.js";
 import {
   type RetentionPolicy,
   type SweeperHandle,
@@ -53,11 +54,12 @@ import {
   searchThreads,
   type ThreadInfo,
 } from "./threads/thread-search.js";
-import { listThreads, type ThreadSummary } from "./threads/threads.js";
+import { type ListThreadsOptions, listThreads, type ThreadSummary } from "./threads/threads.js";
 import { DeltaCache } from "./values/deltas.js";
 import {
   type EncryptionStatus,
   encryptionStatus,
+  REKEY_OPTION_KEYS,
   type RekeyOptions,
   type RekeyProgress,
   rekey,
@@ -204,7 +206,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * Threads that have checkpoints matching `filter` (all threads without one), in id
    * order, with the count and newest of those checkpoints. Streams in pages.
    */
-  listThreads(options: { filter?: Record<string, unknown>; limit?: number } = {}): AsyncGenerator<ThreadSummary> {
+  listThreads(options: ListThreadsOptions = {}): AsyncGenerator<ThreadSummary> {
     return listThreads(this.dialect, options, () => this.state.check("listThreads"));
   }
 
@@ -302,6 +304,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    */
   async rekey(options: RekeyOptions = {}): Promise<RekeyProgress> {
     this.state.check("rekey");
+    requireKnownOptions(options as unknown, "rekey", REKEY_OPTION_KEYS);
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the saver has no encryption option");
     return rekey(this.dialect, sealer, options, options.store === false ? undefined : await this.storeTable());
@@ -334,7 +337,7 @@ export class DrizzleSaver extends BaseCheckpointSaver {
    * default 1) of each namespace of each thread, with their pending writes and the blobs
    * they reference; "delete" removes the threads. Blobs no remaining checkpoint references are removed.
    */
-  async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number } = {}): Promise<void> {
+  async prune(threadIds: string[], options: PruneOptions = {}): Promise<void> {
     this.state.check("prune");
     await this.lifecycle.prune(threadIds, options);
   }

@@ -2,62 +2,21 @@
  * exportThreads and importThreads: reads threads from a source and writes them to a file or a target database,
  * thread by thread, with progress and per-thread failures.
  */
-import type { Readable, Writable } from "node:stream";
-import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import type { Writable } from "node:stream";
 import { databaseMessage, InvalidInputError } from "../errors.js";
-import type { EncryptionOptions } from "../serde/encryption-options.js";
 import { MsgpackSerializer } from "../serde/msgpack.js";
 import { Sealer } from "../serde/sealing.js";
 import { connect } from "../wiring/connect.js";
-import { type CheckpointTables, resolve as resolveDialect, type SupportedDatabase } from "../wiring/registry.js";
+import { resolve as resolveDialect, type SupportedDatabase } from "../wiring/registry.js";
 import { ThreadChecker } from "./check.js";
 import { abortLine, endLine, footerLine, headerLine, recordLine, threadLine } from "./format.js";
+import { checkTransferCall, type ExportOptions, type ImportFrom, type ImportOptions, isOpenSource } from "./options.js";
 import { type ExportFile, openExportFile } from "./out-file.js";
 import { countRecord, noRecords, type RecordCounts, type TransferSource } from "./records.js";
 import { RecordSealing } from "./sealing.js";
-import { type FileReadOptions, FileSource } from "./sources/file.js";
+import { FileSource } from "./sources/file.js";
 import { type DatabaseSourceOptions, openDatabaseSource } from "./sources/open.js";
 import { type ThreadOutcome, ThreadWriter } from "./target.js";
-
-/** A transfer file: a path, "-" for stdin, or a stream. */
-export interface FileSourceOptions extends FileReadOptions {
-  file: string | Readable;
-  threadIds?: string[];
-}
-
-/** A source: a database (ours or an official saver's), a transfer file, or one already open. */
-export type ImportFrom = DatabaseSourceOptions | FileSourceOptions | TransferSource;
-
-export interface TransferProgress {
-  /** Threads handled so far (written, skipped or failed). */
-  threads: number;
-  /** Threads the source holds, when it can tell (a file cannot). */
-  total?: number;
-}
-
-export interface ImportOptions {
-  /** Overwrite target threads that exist with other content (otherwise each is a failure). */
-  replace?: boolean;
-  /** Read and count everything, write nothing. */
-  dryRun?: boolean;
-  /** Tables of the application's own schema on the target (see DrizzleSaverOptions.tables). */
-  tables?: CheckpointTables;
-  /** PostgreSQL: the schema of the target's tables (see DrizzleSaverOptions.schema). */
-  schema?: string;
-  /**
-   * The serializer the target's saver reads with (its `serde`); every imported value is
-   * decoded with it before it is written. When omitted: the source's `serde` (the one
-   * converted values are written with), else MessagePack (our default).
-   */
-  serde?: SerializerProtocol;
-  /**
-   * The target's keys (its saver's `encryption` option): every value is opened where it
-   * is sealed (also with a key of the set that is not active), checked, and sealed for
-   * the target with the active key. Without it, a sealed value fails its thread.
-   */
-  encryption?: EncryptionOptions;
-  onProgress?: (progress: TransferProgress) => void;
-}
 
 export interface ThreadFailure {
   threadId: string;
@@ -76,27 +35,13 @@ export interface ImportSummary extends RecordCounts {
   sourceError?: string;
 }
 
-export interface ExportOptions {
-  onProgress?: (progress: TransferProgress) => void;
-  /**
-   * With a path: replace a file that exists (the default; the CLI's `--force`). A new
-   * file is created with mode 0600, and a symbolic link at the path is refused.
-   */
-  overwrite?: boolean;
-  /**
-   * Keys to open sealed values with, so the file holds them in the clear (checked against
-   * their place first). Without it, sealed values are written as they are stored.
-   */
-  decrypt?: EncryptionOptions;
-}
-
 export interface ExportSummary extends RecordCounts {
   threads: number;
   failed: ThreadFailure[];
 }
 
 async function openSource(from: ImportFrom): Promise<{ source: TransferSource; owned: boolean }> {
-  if ("threads" in from && typeof from.threads === "function") return { source: from, owned: false };
+  if (isOpenSource(from)) return { source: from, owned: false };
   if ("file" in from) {
     const { file, threadIds, maxLineBytes } = from;
     const source =
@@ -118,6 +63,8 @@ export async function importThreads(
   from: ImportFrom,
   options: ImportOptions = {},
 ): Promise<ImportSummary> {
+  // Before the target is connected to (a SQLite file would be created) and the source opened.
+  checkTransferCall("importThreads", from, options);
   const connection = typeof target === "string" ? await connect(target) : undefined;
   try {
     const { dialect } = resolveDialect(connection?.db ?? (target as SupportedDatabase), options.tables, options.schema);
@@ -220,6 +167,7 @@ export async function exportThreads(
   to: string | Writable,
   options: ExportOptions = {},
 ): Promise<ExportSummary> {
+  checkTransferCall("exportThreads", from, options);
   const { source, owned } = await openSource(from);
   // The file once the source is open: a source that cannot be opened leaves no file behind.
   let file: ExportFile | undefined;

@@ -1,17 +1,13 @@
 /** The transfer API the package exports: export and import of threads, the file format's records and limits. */
 export {
-  type ExportOptions,
   type ExportSummary,
   exportThreads,
-  type FileSourceOptions,
-  type ImportFrom,
-  type ImportOptions,
   type ImportSummary,
   importThreads,
   type ThreadFailure,
-  type TransferProgress,
 } from "./engine.js";
 export { FORMAT_NAME, FORMAT_VERSION } from "./format.js";
+export type { ExportOptions, FileSourceOptions, ImportFrom, ImportOptions, TransferProgress } from "./options.js";
 export type {
   BlobRecord,
   CheckpointRecord,

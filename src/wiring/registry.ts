@@ -183,12 +183,31 @@ export function checkMigrationsLocation(migrations: Family["migrations"], table:
 
 /**
  * A name option (`schema`, `migrationsTable`, `migrationsSchema`): a non-blank string. The
- * options' checks call it too, before a database is known (`fromUrl` before it connects).
+ * options' checks call it too (checkTablesOptions), before a database is known.
  */
-export function requireName(value: unknown, option: string): void {
+function requireName(value: unknown, option: string): void {
   if (typeof value === "string" && value.trim().length > 0) return;
   const shown = typeof value === "string" ? JSON.stringify(value) : describeValue(value);
   throw new InvalidInputError(`${option} must be a non-empty string, got ${shown}`);
+}
+
+/**
+ * The options saying where the tables are, checked before a database is known (the
+ * saver's and the store's options alike): `tables` an object (`madeBy` names what makes
+ * it, for the error), `schema`, `migrationsTable` and `migrationsSchema` non-blank names.
+ * Which family `tables` belongs to, and `schema` on PostgreSQL only, need the database.
+ */
+export function checkTablesOptions(
+  options: { tables?: unknown; schema?: unknown; migrationsTable?: unknown; migrationsSchema?: unknown },
+  madeBy: "checkpointTables()" | "storeTables()",
+): void {
+  const { tables } = options;
+  if (tables !== undefined && (typeof tables !== "object" || tables === null || Array.isArray(tables))) {
+    throw new InvalidInputError(`tables must be what ${madeBy} returns, got ${describeValue(tables)}`);
+  }
+  for (const name of ["schema", "migrationsTable", "migrationsSchema"] as const) {
+    if (options[name] !== undefined) requireName(options[name], name);
+  }
 }
 
 export interface ResolvedStore extends Resolved {

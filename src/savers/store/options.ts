@@ -1,9 +1,9 @@
 /** The options of `DrizzleStore` and of `DrizzleStore.fromUrl`, and their check (made before anything is opened). */
-import { describeValue, InvalidInputError } from "../../errors.js";
+import { InvalidInputError } from "../../errors.js";
 import { optionKeys, requireKnownNestedOptions, requireKnownOptions } from "../../known-options.js";
 import { checkEncryptionOptions, type EncryptionOptions } from "../../serde/encryption-options.js";
 import type { UrlDriver } from "../../wiring/connect.js";
-import { requireName, type StoreTables } from "../../wiring/registry.js";
+import { checkTablesOptions, type StoreTables } from "../../wiring/registry.js";
 import { MAX_TTL_MINUTES } from "./operations.js";
 import { embedderOf, type StoreIndexOptions } from "./vectors.js";
 
@@ -83,13 +83,8 @@ const FROM_URL_OPTION_KEYS = [
  */
 export function checkStoreOptions(options: unknown, call: "DrizzleStore" | "DrizzleStore.fromUrl"): void {
   requireKnownOptions(options, call, call === "DrizzleStore" ? STORE_OPTION_KEYS : FROM_URL_OPTION_KEYS);
-  const { tables, ttl, index, clock, encryption } = options as DrizzleStoreOptions;
-  if (tables !== undefined && (typeof tables !== "object" || tables === null || Array.isArray(tables))) {
-    throw new InvalidInputError(`tables must be what storeTables() returns, got ${describeValue(tables)}`);
-  }
-  for (const name of ["schema", "migrationsTable", "migrationsSchema"] as const) {
-    if (options[name] !== undefined) requireName(options[name], name);
-  }
+  const { ttl, index, clock, encryption } = options as DrizzleStoreOptions;
+  checkTablesOptions(options, "storeTables()");
   checkTtlOptions(ttl);
   embedderOf(index);
   if (clock !== undefined && typeof clock !== "function") {

@@ -6,11 +6,22 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
+import { optionKeys } from "../../known-options.js";
 import type { Sealer } from "../../serde/sealing.js";
 import type { Row } from "../../sql/executor.js";
 import { isMissingTableError } from "../../sql/missing-table.js";
 import { openItem, sealItem } from "./sealed-items.js";
 import { SEALED_START, textOf, valueStartsWith } from "./statements.js";
+
+/** The options of `DrizzleStore.rekey`. */
+export interface StoreRekeyOptions {
+  /** Items read and re-sealed per batch (one atomic unit); default 200. */
+  batchSize?: number;
+  /** Called after each batch with the number of items re-sealed so far. */
+  onProgress?: (items: number) => void;
+}
+
+export const STORE_REKEY_OPTION_KEYS = optionKeys<StoreRekeyOptions>({ batchSize: true, onProgress: true });
 
 /** How many values each key id seals, and how many are in the clear. */
 export interface ValueCounts {

@@ -12,6 +12,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
 import { InvalidInputError, type MigrationInfo } from "../../errors.js";
+import { requireKnownOptions } from "../../known-options.js";
 import { Sealer } from "../../serde/sealing.js";
 import type { Runner } from "../../sql/executor.js";
 import { connect } from "../../wiring/connect.js";
@@ -34,7 +35,13 @@ import {
   type StoreTtlOptions,
 } from "./options.js";
 import { type Refresh, StoreReader } from "./reads.js";
-import { itemsEncryptionStatus, rekeyItems, type ValueCounts } from "./rekey-items.js";
+import {
+  itemsEncryptionStatus,
+  rekeyItems,
+  STORE_REKEY_OPTION_KEYS,
+  type StoreRekeyOptions,
+  type ValueCounts,
+} from "./rekey-items.js";
 import { ItemSealing } from "./sealed-items.js";
 import {
   expiredItemsStatement,
@@ -58,6 +65,7 @@ export type {
   EmbedFunction,
   StoreFromUrlOptions,
   StoreIndexOptions,
+  StoreRekeyOptions,
   StoreTtlOptions,
   ValueCounts as StoreEncryptionStatus,
 };
@@ -267,8 +275,9 @@ export class DrizzleStore extends BaseStore {
    * how many. The saver's `rekey` does the same for the store's table beside its own;
    * this is for a table of the application's (`tables`).
    */
-  async rekey(options: { batchSize?: number; onProgress?: (items: number) => void } = {}): Promise<number> {
+  async rekey(options: StoreRekeyOptions = {}): Promise<number> {
     this.state.check("rekey");
+    requireKnownOptions(options as unknown, "rekey", STORE_REKEY_OPTION_KEYS);
     const { sealer } = this.sealing;
     if (!sealer) throw new InvalidInputError("rekey: the store has no encryption option");
     const batchSize = batchSizeOf(options.batchSize, 200, "rekey");

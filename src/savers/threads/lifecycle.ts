@@ -5,7 +5,7 @@
 import { type Column, getTableName, sql, type Table } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
-import { requireKnownOptions } from "../../known-options.js";
+import { optionKeys, requireKnownOptions } from "../../known-options.js";
 import type { Sealer } from "../../serde/sealing.js";
 import { batchSizeOf } from "../options.js";
 import { copiedResealing, copySealedInBatches, type ThreadCopy } from "../values/copy-resealing.js";
@@ -19,6 +19,14 @@ import { boundedCutoffMs, ThreadSweeper } from "./sweep.js";
 import { claimThreadRow, holdingThread, readingHoldingThread } from "./thread-lock.js";
 
 export type PruneStrategy = "keep_latest" | "delete";
+
+/** The options of `prune`. */
+export interface PruneOptions {
+  /** "keep_latest" (default) keeps each namespace's newest `keepLast` checkpoints; "delete" removes the threads. */
+  strategy?: PruneStrategy;
+  /** With "keep_latest": checkpoints kept per namespace; default 1. */
+  keepLast?: number;
+}
 
 export interface ExpireThreadsOptions {
   /** Threads whose newest checkpoint was created before this time are expired (never pinned ones). */
@@ -165,10 +173,10 @@ export class ThreadLifecycle {
     }
   }
 
-  async prune(threadIds: string[], options: { strategy?: PruneStrategy; keepLast?: number }): Promise<void> {
+  async prune(threadIds: string[], options: PruneOptions): Promise<void> {
     // Every id is checked before any thread is touched: a bad one later in the list writes nothing.
     requireThreadIds(threadIds, "prune");
-    requireKnownOptions(options, "prune", ["strategy", "keepLast"]);
+    requireKnownOptions(options as unknown, "prune", PRUNE_OPTION_KEYS);
     const { strategy = "keep_latest", keepLast } = options;
     if (strategy === "delete") {
       if (keepLast !== undefined)
@@ -249,7 +257,15 @@ export class ThreadLifecycle {
   }
 }
 
-const EXPIRE_KEYS = ["idleSince", "strategy", "batchSize", "onProgress", "dryRun", "onThread"];
+const PRUNE_OPTION_KEYS = optionKeys<PruneOptions>({ strategy: true, keepLast: true });
+const EXPIRE_KEYS = optionKeys<ExpireThreadsOptions>({
+  idleSince: true,
+  strategy: true,
+  batchSize: true,
+  onProgress: true,
+  dryRun: true,
+  onThread: true,
+});
 
 /** Checks every id of a list up front, so that a call given a bad one changes no thread. */
 function requireThreadIds(threadIds: unknown, call: string): void {

@@ -92,8 +92,26 @@ const STRATEGIES: readonly RetentionStrategy[] = ["delete", "keep_latest"];
 
 const RETENTION_KEYS = optionKeys<RetentionPolicy>({ idleFor: true, strategy: true, keepLast: true });
 
-const SWEEP_KEYS = ["idleFor", "strategy", "keepLast", "batchSize", "dryRun", "onProgress", "onThread"];
-const SWEEPER_KEYS = [...SWEEP_KEYS.filter((key) => key !== "dryRun"), "intervalMs", "onError", "onSweep"];
+const SWEEP_KEYS = optionKeys<SweepOptions>({
+  idleFor: true,
+  strategy: true,
+  keepLast: true,
+  batchSize: true,
+  dryRun: true,
+  onProgress: true,
+  onThread: true,
+});
+const SWEEPER_KEYS = optionKeys<SweeperOptions>({
+  idleFor: true,
+  strategy: true,
+  keepLast: true,
+  batchSize: true,
+  onProgress: true,
+  onThread: true,
+  intervalMs: true,
+  onError: true,
+  onSweep: true,
+});
 
 /** Milliseconds of an `idleFor` value; InvalidInputError unless it is a positive duration. */
 function idleForMs(idleFor: unknown, what = "retention.idleFor"): number {

@@ -6,7 +6,7 @@ import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
-import { requireKnownOptions } from "../../known-options.js";
+import { optionKeys, requireKnownOptions } from "../../known-options.js";
 import { parseMetadata, storedFilterEntries } from "../values/metadata.js";
 import { notStaging } from "../values/reserved.js";
 import { as, isRecord } from "../values/values.js";
@@ -49,6 +49,15 @@ export interface CountThreadsOptions {
   filter?: Record<string, unknown>;
 }
 
+const SEARCH_OPTION_KEYS = optionKeys<SearchThreadsOptions>({
+  filter: true,
+  sortBy: true,
+  order: true,
+  limit: true,
+  offset: true,
+});
+const COUNT_OPTION_KEYS = optionKeys<CountThreadsOptions>({ filter: true });
+
 const SORT_KEYS: readonly ThreadSortKey[] = ["updatedAt", "createdAt", "threadId"];
 const ORDERS: readonly SortOrder[] = ["asc", "desc"];
 const DEFAULT_LIMIT = 10;
@@ -87,13 +96,7 @@ function filterCondition(dialect: Dialect, filter: unknown, method: string): SQL
 
 /** Threads whose newest root checkpoint matches the filter, a page of them in the order asked. */
 export async function searchThreads(dialect: Dialect, options?: SearchThreadsOptions): Promise<ThreadInfo[]> {
-  const given = optionsOf<SearchThreadsOptions>(options, "searchThreads", [
-    "filter",
-    "sortBy",
-    "order",
-    "limit",
-    "offset",
-  ]);
+  const given = optionsOf<SearchThreadsOptions>(options, "searchThreads", SEARCH_OPTION_KEYS);
   const sortBy = oneOf(given.sortBy, SORT_KEYS, "sortBy", "updatedAt");
   const order = oneOf(given.order, ORDERS, "order", "desc");
   const limit = count(given.limit, "limit", DEFAULT_LIMIT);
@@ -127,7 +130,7 @@ export async function searchThreads(dialect: Dialect, options?: SearchThreadsOpt
 
 /** How many threads `searchThreads` with the same filter finds in all. */
 export async function countThreads(dialect: Dialect, options?: CountThreadsOptions): Promise<number> {
-  const given = optionsOf<CountThreadsOptions>(options, "countThreads", ["filter"]);
+  const given = optionsOf<CountThreadsOptions>(options, "countThreads", COUNT_OPTION_KEYS);
   const t = dialect.columns.threads;
   const where = filterCondition(dialect, given.filter, "countThreads");
   const [row] = await dialect.query(sql`select count(*) as ${sql.identifier("n")} from ${t.table}${where}`);

@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import type { Dialect } from "../../dialects/dialect.js";
 import { InvalidInputError } from "../../errors.js";
-import { requireKnownOptions } from "../../known-options.js";
+import { optionKeys, requireKnownOptions } from "../../known-options.js";
 import { storedFilterEntries } from "../values/metadata.js";
 import { notStaging } from "../values/reserved.js";
 import { as } from "../values/values.js";
@@ -21,6 +21,16 @@ export interface ThreadSummary {
   pinned: boolean;
 }
 
+/** The options of `listThreads`. */
+export interface ListThreadsOptions {
+  /** Metadata a checkpoint of the thread must have; every thread without one. */
+  filter?: Record<string, unknown>;
+  /** Threads listed at most; all by default. */
+  limit?: number;
+}
+
+const LIST_THREADS_OPTION_KEYS = optionKeys<ListThreadsOptions>({ filter: true, limit: true });
+
 /** Threads listed per query. */
 const PAGE_SIZE = 100;
 
@@ -30,11 +40,11 @@ const PAGE_SIZE = 100;
  */
 export async function* listThreads(
   dialect: Dialect,
-  options: { filter?: Record<string, unknown>; limit?: number } = {},
+  options: ListThreadsOptions = {},
   /** Runs before each page is read (it throws to stop the listing: the saver closed). */
   beforePage: () => void = () => {},
 ): AsyncGenerator<ThreadSummary> {
-  requireKnownOptions(options, "listThreads", ["filter", "limit"]);
+  requireKnownOptions(options as unknown, "listThreads", LIST_THREADS_OPTION_KEYS);
   const { checkpoints: c, threads: t } = dialect.columns;
   const entries = storedFilterEntries(options.filter);
   const { limit } = options;

@@ -7,6 +7,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Dialect, Row } from "../../dialects/dialect.js";
 import type { StoreDialect } from "../../dialects/store-dialect.js";
+import { optionKeys } from "../../known-options.js";
 import { parseSealedType, SEALED_TYPE_PREFIX, type Sealer } from "../../serde/sealing.js";
 import type { Statement } from "../../sql/statements.js";
 import { batchSizeOf } from "../options.js";
@@ -28,6 +29,8 @@ export interface RekeyOptions {
    */
   store?: boolean;
 }
+
+export const REKEY_OPTION_KEYS = optionKeys<RekeyOptions>({ batchSize: true, onProgress: true, store: true });
 
 export interface RekeyProgress {
   /** Channel values (checkpoint_blobs rows) re-sealed so far. */

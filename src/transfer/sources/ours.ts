@@ -24,7 +24,7 @@ import {
 const PAGE = 200;
 
 /** `(a, b) > (x, y)`: row-value comparison, which PostgreSQL, MySQL, MariaDB and SQLite all have. */
-function after(columns: Column[], values: unknown[]): SQL {
+function after(columns: (Column | SQL)[], values: unknown[]): SQL {
   return sql`(${sql.join(columns, sql`, `)}) > (${valueList(values)})`;
 }
 
@@ -101,16 +101,9 @@ export class OurSource implements TransferSource {
   /** Throws ThreadChangedError unless every checkpoint in `read` (keys by tupleKey) is still stored. */
   private async requireStillThere(threadId: string, read: Set<string>): Promise<void> {
     const c = this.dialect.columns.checkpoints;
-    const select = sql.join(
-      [as(c.checkpointNs, "checkpoint_ns"), as(c.nsKey, "ns_key"), as(c.checkpointId, "checkpoint_id")],
-      sql`, `,
-    );
-    const order = [
-      { column: c.nsKey, key: "ns_key" },
-      { column: c.checkpointId, key: "checkpoint_id" },
-    ];
+    const columns = { checkpoint_ns: c.checkpointNs, ns_key: c.nsKey, checkpoint_id: c.checkpointId };
     let found = 0;
-    for await (const row of this.pages(threadId, c, select, order)) {
+    for await (const row of this.pages(threadId, c, columns, ["ns_key", "checkpoint_id"])) {
       if (read.has(tupleKey([row.checkpoint_ns, row.checkpoint_id]))) found++;
     }
     if (found < read.size) {
@@ -127,58 +120,50 @@ export class OurSource implements TransferSource {
     yield* this.writes(threadId);
   }
 
-  /** Pages of a table's rows of one thread in `order`, each next page after the last row's key. */
-  private async *pages(
+  /**
+   * Pages of a table's rows of one thread: `columns` selected, each under its key, in the
+   * order of the keys `order` names among them, each next page after the last row's key.
+   */
+  private async *pages<Columns extends Record<string, Column | SQL>>(
     threadId: string,
     table: { table: SQL | object; threadId: Column },
-    select: SQL,
-    order: { column: Column; key: string }[],
+    columns: Columns,
+    order: (keyof Columns & string)[],
   ): AsyncGenerator<Row> {
+    const select = sql.join(
+      Object.entries(columns).map(([key, column]) => sql`${column} as ${sql.identifier(key)}`),
+      sql`, `,
+    );
+    const orderBy = order.map((key) => columns[key]);
     let cursor: unknown[] | undefined;
     for (;;) {
       const conditions = [sql`${table.threadId} = ${threadId}`];
-      if (cursor)
-        conditions.push(
-          after(
-            order.map((o) => o.column),
-            cursor,
-          ),
-        );
+      if (cursor) conditions.push(after(orderBy, cursor));
       const rows =
         await this.dialect.query(sql`select ${select} from ${table.table} where ${sql.join(conditions, sql` and `)}
-        order by ${sql.join(
-          order.map((o) => o.column),
-          sql`, `,
-        )} limit ${sql.raw(String(PAGE))}`);
+        order by ${sql.join(orderBy, sql`, `)} limit ${sql.raw(String(PAGE))}`);
       yield* rows;
       if (rows.length < PAGE) return;
       const last = rows[rows.length - 1];
-      cursor = order.map((o) => last[o.key]);
+      cursor = order.map((key) => last[key]);
     }
   }
 
   private async *checkpoints(threadId: string): AsyncGenerator<CheckpointRecord> {
     const c = this.dialect.columns.checkpoints;
-    const select = sql.join(
-      [
-        as(c.checkpointNs, "checkpoint_ns"),
-        // "ns_key": MySQL's dialect leaves bytes in this column (its hash), which the next page compares with.
-        as(c.nsKey, "ns_key"),
-        as(c.checkpointId, "checkpoint_id"),
-        as(c.parentCheckpointId, "parent_checkpoint_id"),
-        as(c.checkpointType, "checkpoint_type"),
-        as(c.checkpoint, "checkpoint"),
-        as(c.channelVersions, "channel_versions"),
-        as(c.metadata, "metadata"),
-        sql`${this.dialect.createdAtMillis(sql`${c.createdAt}`)} as ${sql.identifier("created_at")}`,
-      ],
-      sql`, `,
-    );
-    const order = [
-      { column: c.nsKey, key: "ns_key" },
-      { column: c.checkpointId, key: "checkpoint_id" },
-    ];
-    for await (const row of this.pages(threadId, c, select, order)) {
+    const columns = {
+      checkpoint_ns: c.checkpointNs,
+      // "ns_key": MySQL's dialect leaves bytes in this column (its hash), which the next page compares with.
+      ns_key: c.nsKey,
+      checkpoint_id: c.checkpointId,
+      parent_checkpoint_id: c.parentCheckpointId,
+      checkpoint_type: c.checkpointType,
+      checkpoint: c.checkpoint,
+      channel_versions: c.channelVersions,
+      metadata: c.metadata,
+      created_at: this.dialect.createdAtMillis(sql`${c.createdAt}`),
+    };
+    for await (const row of this.pages(threadId, c, columns, ["ns_key", "checkpoint_id"])) {
       yield {
         kind: "checkpoint",
         ns: row.checkpoint_ns as string,
@@ -195,24 +180,16 @@ export class OurSource implements TransferSource {
 
   private async *blobs(threadId: string): AsyncGenerator<BlobRecord> {
     const b = this.dialect.columns.blobs;
-    const select = sql.join(
-      [
-        as(b.checkpointNs, "checkpoint_ns"),
-        as(b.nsKey, "ns_key"),
-        as(b.channel, "channel"),
-        as(b.version, "version"),
-        as(b.type, "type"),
-        as(b.blob, "blob"),
-        as(b.deltaChain, "delta_chain"),
-      ],
-      sql`, `,
-    );
-    const order = [
-      { column: b.nsKey, key: "ns_key" },
-      { column: b.channel, key: "channel" },
-      { column: b.version, key: "version" },
-    ];
-    for await (const row of this.pages(threadId, b, select, order)) {
+    const columns = {
+      checkpoint_ns: b.checkpointNs,
+      ns_key: b.nsKey,
+      channel: b.channel,
+      version: b.version,
+      type: b.type,
+      blob: b.blob,
+      delta_chain: b.deltaChain,
+    };
+    for await (const row of this.pages(threadId, b, columns, ["ns_key", "channel", "version"])) {
       yield {
         kind: "blob",
         ns: row.checkpoint_ns as string,
@@ -227,27 +204,18 @@ export class OurSource implements TransferSource {
 
   private async *writes(threadId: string): AsyncGenerator<WriteRecord> {
     const w = this.dialect.columns.writes;
-    const select = sql.join(
-      [
-        as(w.checkpointNs, "checkpoint_ns"),
-        as(w.nsKey, "ns_key"),
-        as(w.checkpointId, "checkpoint_id"),
-        as(w.taskId, "task_id"),
-        as(w.idx, "idx"),
-        as(w.channel, "channel"),
-        as(w.type, "type"),
-        as(w.blob, "blob"),
-        as(w.taskPath, "task_path"),
-      ],
-      sql`, `,
-    );
-    const order = [
-      { column: w.nsKey, key: "ns_key" },
-      { column: w.checkpointId, key: "checkpoint_id" },
-      { column: w.taskId, key: "task_id" },
-      { column: w.idx, key: "idx" },
-    ];
-    for await (const row of this.pages(threadId, w, select, order)) {
+    const columns = {
+      checkpoint_ns: w.checkpointNs,
+      ns_key: w.nsKey,
+      checkpoint_id: w.checkpointId,
+      task_id: w.taskId,
+      idx: w.idx,
+      channel: w.channel,
+      type: w.type,
+      blob: w.blob,
+      task_path: w.taskPath,
+    };
+    for await (const row of this.pages(threadId, w, columns, ["ns_key", "checkpoint_id", "task_id", "idx"])) {
       yield {
         kind: "write",
         ns: row.checkpoint_ns as string,
