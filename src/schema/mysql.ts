@@ -16,6 +16,8 @@ import {
   primaryKey,
   varbinary,
 } from "drizzle-orm/mysql-core";
+import { optionKeys } from "../known-options.js";
+import { checkTableOptions } from "./table-options.js";
 
 const longblob = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => "longblob",
@@ -61,6 +63,8 @@ export interface MySqlTableOptions {
   prefix?: string;
 }
 
+const TABLE_OPTION_KEYS = optionKeys<MySqlTableOptions>({ prefix: true });
+
 /**
  * The saver's three tables for MySQL 8 / MariaDB 10.11. InnoDB keys are limited to
  * 3072 bytes, hence the hashed namespace and task id in primary keys. `meta_source`,
@@ -68,6 +72,7 @@ export interface MySqlTableOptions {
  * indexes (MariaDB has no functional indexes).
  */
 export function checkpointTables(options: MySqlTableOptions = {}) {
+  checkTableOptions(options, "checkpointTables", TABLE_OPTION_KEYS);
   const prefix = options.prefix ?? "";
 
   const checkpoints = mysqlTable(
@@ -238,6 +243,7 @@ export const checkpointMetadata = metadataIndexTable("checkpoint_metadata");
  * longer ones). Times are epoch milliseconds.
  */
 export function storeTables(options: MySqlTableOptions = {}) {
+  checkTableOptions(options, "storeTables", TABLE_OPTION_KEYS);
   const prefix = options.prefix ?? "";
   const storeItems = mysqlTable(
     `${prefix}store_items`,

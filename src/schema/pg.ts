@@ -16,6 +16,8 @@ import {
   text,
   timestamp,
 } from "drizzle-orm/pg-core";
+import { optionKeys } from "../known-options.js";
+import { checkTableOptions } from "./table-options.js";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => "bytea",
@@ -28,12 +30,15 @@ export interface PgTableOptions {
   schema?: string;
 }
 
+const TABLE_OPTION_KEYS = optionKeys<PgTableOptions>({ prefix: true, schema: true });
+
 /**
  * The saver's three tables for PostgreSQL. The shipped migrations hash-partition
  * them by thread_id (drizzle-kit cannot express PARTITION BY, so that clause lives
  * in the migration SQL only; these definitions stay the source of truth for diffs).
  */
 export function checkpointTables(options: PgTableOptions = {}) {
+  checkTableOptions(options, "checkpointTables", TABLE_OPTION_KEYS);
   const prefix = options.prefix ?? "";
   // Same table shape either way; only the schema qualifier differs.
   const table = (options.schema ? pgSchema(options.schema).table : pgTable) as typeof pgTable;
@@ -155,6 +160,7 @@ const pathText = customType<{ data: string }>({ dataType: () => 'text COLLATE "C
  * item, keyed by its encoded namespace path and key. Times are epoch milliseconds.
  */
 export function storeTables(options: PgTableOptions = {}) {
+  checkTableOptions(options, "storeTables", TABLE_OPTION_KEYS);
   const prefix = options.prefix ?? "";
   const table = (options.schema ? pgSchema(options.schema).table : pgTable) as typeof pgTable;
   const storeItems = table(

@@ -4,6 +4,8 @@
  */
 import { sql } from "drizzle-orm";
 import { blob, index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { optionKeys } from "../known-options.js";
+import { checkTableOptions } from "./table-options.js";
 
 /**
  * The one `source` the partial `meta_source` index leaves out. A query uses that index
@@ -17,6 +19,8 @@ export interface SQLiteTableOptions {
   prefix?: string;
 }
 
+const TABLE_OPTION_KEYS = optionKeys<SQLiteTableOptions>({ prefix: true });
+
 /**
  * The saver's three tables for SQLite. `meta_source` and `meta_step` are virtual
  * generated columns so metadata filters on them can use plain indexes (drizzle-kit
@@ -24,6 +28,7 @@ export interface SQLiteTableOptions {
  * when the query repeats them exactly).
  */
 export function checkpointTables(options: SQLiteTableOptions = {}) {
+  checkTableOptions(options, "checkpointTables", TABLE_OPTION_KEYS);
   const prefix = options.prefix ?? "";
 
   const checkpoints = sqliteTable(
@@ -159,6 +164,7 @@ export const checkpointThreads = defaults.checkpointThreads;
  * BINARY collation) and key. Times are epoch milliseconds.
  */
 export function storeTables(options: SQLiteTableOptions = {}) {
+  checkTableOptions(options, "storeTables", TABLE_OPTION_KEYS);
   const prefix = options.prefix ?? "";
   const storeItems = sqliteTable(
     `${prefix}store_items`,
