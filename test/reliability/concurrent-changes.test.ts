@@ -28,11 +28,6 @@ const ROUNDS = 60;
 const IMPORT_ROUNDS = 1500;
 /** A rekey's batch meets a deletion of one of its threads less often: more rounds. */
 const REKEY_ROUNDS = 400;
-/**
- * A hang guard, not a speed limit: the rounds are counted, so a slow or loaded machine
- * takes longer (the import race took 90 s on MariaDB in a CI run and hit 120 s under load).
- */
-const RACE_TIMEOUT = 300_000;
 const thread = (i: number) => THREADS[i % THREADS.length];
 const KEYS = { k1: Buffer.alloc(32, 1), k2: Buffer.alloc(32, 2) };
 
@@ -128,96 +123,80 @@ async function withEncryptedPair(
   return url;
 }
 
+// Each race's timeout (300 s) is a hang guard, not a speed limit. The rounds are counted, so a slow or
+// loaded machine takes longer (the import race took 90 s on MariaDB in a CI run and hit 120 s under load).
 describe.each(DIALECTS)("changes to threads racing their writers on %s", (dialect) => {
-  it(
-    "removals never deadlock, and fail no caller",
-    async () => {
-      const url = await withSaver(dialect, async ({ saver }) => {
-        const failures = await race(writer(saver), [
+  it("removals never deadlock, and fail no caller", async () => {
+    const url = await withSaver(dialect, async ({ saver }) => {
+      const failures = await race(writer(saver), [
+        (round) => saver.deleteThread(thread(round * 3)),
+        (round) => saver.prune([thread(round), thread(round + 2)], { strategy: "keep_latest", keepLast: 2 }),
+        (round) => saver.prune([thread(round + 1)], { strategy: "keep_latest", keepLast: 1 }),
+        (round) => saver.deleteForRuns([`run${round % 4}`]),
+      ]);
+      expect(failures).toEqual([]);
+    });
+    if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
+  }, 300_000);
+
+  it("import --replace beside writers and removals never deadlocks, and fails no caller", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "lgcd-import-race-")), "threads.jsonl");
+    await writeSyntheticFile(file, { threads: THREADS.length, checkpoints: 3, prefix: "t" });
+    const url = await withSaver(dialect, async ({ saver, url }) => {
+      const failures = await race(
+        writer(saver),
+        [
           (round) => saver.deleteThread(thread(round * 3)),
-          (round) => saver.prune([thread(round), thread(round + 2)], { strategy: "keep_latest", keepLast: 2 }),
-          (round) => saver.prune([thread(round + 1)], { strategy: "keep_latest", keepLast: 1 }),
-          (round) => saver.deleteForRuns([`run${round % 4}`]),
-        ]);
-        expect(failures).toEqual([]);
-      });
-      if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
-    },
-    RACE_TIMEOUT,
-  );
-
-  it(
-    "import --replace beside writers and removals never deadlocks, and fails no caller",
-    async () => {
-      const file = join(mkdtempSync(join(tmpdir(), "lgcd-import-race-")), "threads.jsonl");
-      await writeSyntheticFile(file, { threads: THREADS.length, checkpoints: 3, prefix: "t" });
-      const url = await withSaver(dialect, async ({ saver, url }) => {
-        const failures = await race(
-          writer(saver),
-          [
-            (round) => saver.deleteThread(thread(round * 3)),
-            (round) => saver.prune([thread(round)], { strategy: "keep_latest", keepLast: 1 }),
-            async (round) => {
-              const summary = await importThreads(url, { file, threadIds: [thread(round + 1)] }, { replace: true });
-              if (summary.failed.length > 0) throw new Error(`import failed: ${JSON.stringify(summary.failed)}`);
-            },
-          ],
-          IMPORT_ROUNDS,
-        );
-        expect(failures).toEqual([]);
-      });
-      if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
-    },
-    RACE_TIMEOUT,
-  );
-
-  it(
-    "rekey beside deleteThread never deadlocks, and fails no caller",
-    async () => {
-      const url = await withEncryptedPair(dialect, async ({ saver, rekeyer }) => {
-        const failures = await race(
-          writer(saver),
-          [(round) => saver.deleteThread(thread(round * 3)), () => rekeyer.rekey({ batchSize: 50 })],
-          REKEY_ROUNDS,
-        );
-        expect(failures).toEqual([]);
-      });
-      if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
-    },
-    RACE_TIMEOUT,
-  );
-
-  it(
-    "copies made while the source is written and rekeyed are whole: re-sealed for their thread",
-    async () => {
-      await withEncryptedPair(dialect, async ({ saver, rekeyer, url }) => {
-        const copies: string[] = [];
-        const failures = await race(writer(saver), [
+          (round) => saver.prune([thread(round)], { strategy: "keep_latest", keepLast: 1 }),
           async (round) => {
-            // A source the writers have not reached yet has no checkpoints: copyThread refuses it.
-            if (!(await saver.getTuple({ configurable: { thread_id: thread(round) } }))) return;
-            const target = `copy-${round}`;
-            await saver.copyThread(thread(round), target);
-            copies.push(target);
+            const summary = await importThreads(url, { file, threadIds: [thread(round + 1)] }, { replace: true });
+            if (summary.failed.length > 0) throw new Error(`import failed: ${JSON.stringify(summary.failed)}`);
           },
-          // A copy reads and re-seals its values holding the source's row: a rekey never
-          // meets a copied value still sealed for the source.
-          () => rekeyer.rekey({ batchSize: 50 }),
-        ]);
-        expect(failures).toEqual([]);
-        // Every copied value opens for its copy: a rekey re-seals them all, and only the new key reads them.
-        await rekeyer.rekey();
-        const newKeyOnly = await DrizzleSaver.fromUrl(url, {
-          encryption: { keys: { k2: KEYS.k2 }, activeKeyId: "k2" },
-        });
-        try {
-          expect(copies.length).toBeGreaterThan(0);
-          for (const copy of copies) await readWhole(newKeyOnly, copy);
-        } finally {
-          await newKeyOnly.close();
-        }
-      });
-    },
-    RACE_TIMEOUT,
-  );
+        ],
+        IMPORT_ROUNDS,
+      );
+      expect(failures).toEqual([]);
+    });
+    if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
+  }, 300_000);
+
+  it("rekey beside deleteThread never deadlocks, and fails no caller", async () => {
+    const url = await withEncryptedPair(dialect, async ({ saver, rekeyer }) => {
+      const failures = await race(
+        writer(saver),
+        [(round) => saver.deleteThread(thread(round * 3)), () => rekeyer.rekey({ batchSize: 50 })],
+        REKEY_ROUNDS,
+      );
+      expect(failures).toEqual([]);
+    });
+    if (dialect === "postgres") expect(await pgDeadlocks(url)).toBe(0);
+  }, 300_000);
+
+  it("copies made while the source is written and rekeyed are whole: re-sealed for their thread", async () => {
+    await withEncryptedPair(dialect, async ({ saver, rekeyer, url }) => {
+      const copies: string[] = [];
+      const failures = await race(writer(saver), [
+        async (round) => {
+          // A source the writers have not reached yet has no checkpoints: copyThread refuses it.
+          if (!(await saver.getTuple({ configurable: { thread_id: thread(round) } }))) return;
+          const target = `copy-${round}`;
+          await saver.copyThread(thread(round), target);
+          copies.push(target);
+        },
+        // A copy reads and re-seals its values holding the source's row: a rekey never
+        // meets a copied value still sealed for the source.
+        () => rekeyer.rekey({ batchSize: 50 }),
+      ]);
+      expect(failures).toEqual([]);
+      // Every copied value opens for its copy: a rekey re-seals them all, and only the new key reads them.
+      await rekeyer.rekey();
+      const newKeyOnly = await DrizzleSaver.fromUrl(url, { encryption: { keys: { k2: KEYS.k2 }, activeKeyId: "k2" } });
+      try {
+        expect(copies.length).toBeGreaterThan(0);
+        for (const copy of copies) await readWhole(newKeyOnly, copy);
+      } finally {
+        await newKeyOnly.close();
+      }
+    });
+  }, 300_000);
 });
