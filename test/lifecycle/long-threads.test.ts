@@ -1,4 +1,5 @@
 import { DeltaSnapshot, isDeltaSnapshot } from "@langchain/langgraph-checkpoint";
+import postgres from "postgres";
 import { DrizzleSaver } from "../../src/index.js";
 import { DIALECTS } from "../helpers/databases.js";
 import {
@@ -26,6 +27,24 @@ import {
  */
 
 const LONG = 7000;
+
+/** A node of PostgreSQL's JSON plan, as EXPLAIN ANALYZE writes it. */
+interface PlanNode {
+  "Node Type": string;
+  "Actual Rows": number;
+  "Rows Removed by Filter"?: number;
+  "Rows Removed by Index Recheck"?: number;
+  Plans?: PlanNode[];
+}
+
+/** Rows the plan's scans read: those they returned and those their conditions dropped. */
+function rowsRead(node: PlanNode): number {
+  const own =
+    node["Node Type"].endsWith("Scan") && !node["Node Type"].startsWith("Bitmap Index")
+      ? node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0)
+      : 0;
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child), 0);
+}
 const TAIL = 10;
 
 /**
@@ -49,15 +68,17 @@ describe.each(DIALECTS)("long threads on %s", (dialect) => {
   const counter = new QueryCounter();
   let own: OwnDrizzle;
   let logged: DrizzleSaver;
-  // One thread of LONG checkpoints, and a copy of it made with plain SQL.
+  // One thread of LONG checkpoints, and copies of it made with plain SQL.
   const pruned = newThreadId("long-prune");
   const runs = newThreadId("long-runs");
+  const planned = newThreadId("long-planned");
+  const replayed = newThreadId("long-replayed");
   let ids: string[] = [];
   beforeAll(async () => {
     own = openDrizzle(dialect, db.url, counter);
     logged = new DrizzleSaver(own.db);
     ids = await insertChain(db.raw, db.saver, pruned, LONG, chatStep);
-    await cloneThread(db.raw, pruned, [runs]);
+    await cloneThread(db.raw, pruned, [runs, planned, replayed]);
   });
   afterAll(async () => {
     await own?.close();
@@ -97,6 +118,45 @@ describe.each(DIALECTS)("long threads on %s", (dialect) => {
     expect(await rowCounts(db.raw, pruned)).toEqual({ checkpoints: 1, checkpoint_blobs: 5, checkpoint_writes: 1 });
     expect(await integrity(db.raw, [pruned])).toEqual(CLEAN);
   });
+
+  if (dialect === "postgres") {
+    // A generic plan (fromUrl's connections ask for them) or one made without statistics
+    // takes a long thread for a short one: it reads the thread's rows through its key and
+    // tests each against the statement's list of 500 ids or values, so that a prune of n
+    // checkpoints cost about n squared (28 s for this thread). Each delete is replayed here,
+    // planned generic, on a copy of the thread: it must read only the rows it deletes, and
+    // those inside its range that stay.
+    it("prune's deletes read only the rows they delete, whatever the plan, not the whole thread", async () => {
+      counter.start();
+      await logged.prune([planned]);
+      counter.stop();
+      const deletes = counter.statements.flatMap((text, i) =>
+        /^delete from "checkpoint(s|_writes|_blobs)"/.test(text) ? [{ text, params: counter.params[i] }] : [],
+      );
+      // Checkpoints and writes in 14 pieces each, the 4 values of each checkpoint in 56.
+      expect(deletes).toHaveLength(14 + 14 + 56);
+      const client = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        for (const { text, params } of deletes) {
+          const literals = params.map(
+            (value) => `'${String(value === planned ? replayed : value).replaceAll("'", "''")}'`,
+          );
+          await client.unsafe("begin");
+          await client.unsafe(`prepare replayed as ${text}`);
+          await client.unsafe("set local plan_cache_mode = force_generic_plan");
+          const [row] = await client.unsafe(`explain (analyze, format json) execute replayed(${literals.join(", ")})`);
+          await client.unsafe("rollback");
+          await client.unsafe("deallocate replayed");
+          const { Plan: plan } = (row["QUERY PLAN"] as { Plan: PlanNode }[])[0];
+          // The 5 values the newest checkpoint keeps may lie inside a piece's range.
+          expect(rowsRead(plan)).toBeLessThanOrEqual((plan.Plans?.[0]["Actual Rows"] ?? 0) + 5);
+        }
+      } finally {
+        await client.end();
+      }
+      expect(await rowCounts(db.raw, planned)).toEqual({ checkpoints: 1, checkpoint_blobs: 5, checkpoint_writes: 1 });
+    });
+  }
 
   it(`deleteForRuns removes a run of ${LONG - TAIL} checkpoints, re-linking what follows it`, async () => {
     const kept = ids.slice(LONG - TAIL);

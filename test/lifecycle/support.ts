@@ -414,14 +414,17 @@ export class QueryCounter implements Logger {
   count = 0;
   counting = false;
   readonly statements: string[] = [];
-  logQuery(query: string): void {
+  readonly params: unknown[][] = [];
+  logQuery(query: string, params: unknown[]): void {
     if (!this.counting) return;
     this.count += 1;
     this.statements.push(query);
+    this.params.push(params);
   }
   start(): void {
     this.count = 0;
     this.statements.length = 0;
+    this.params.length = 0;
     this.counting = true;
   }
   stop(): number {

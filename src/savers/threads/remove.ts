@@ -2,7 +2,7 @@
  * Deletes chosen checkpoints of one thread with their writes and the blobs no remaining
  * checkpoint references, re-linking the survivors; pruning, expiry and sweeps use it.
  */
-import { type SQL, sql } from "drizzle-orm";
+import { type Column, type SQL, sql } from "drizzle-orm";
 import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import { inPieces, valueList } from "../../sql/statements.js";
 import { parseStoredChain } from "../values/deltas.js";
@@ -29,8 +29,6 @@ export interface StoredCheckpoint {
 export function chunks<T>(items: T[]): T[][] {
   return inPieces(items, CHUNK);
 }
-
-const inList = (items: SQL[]) => sql.join(items, sql`, `);
 
 /**
  * Deletes the checkpoints `choose` picks from one thread, with their writes and the
@@ -74,11 +72,14 @@ export async function removeCheckpoints(
   const { checkpoints: c, writes: w } = dialect.columns;
   const deletes: SQL[] = [];
   for (const ns of new Set(removed.map((row) => row.ns))) {
-    const ids = removed.filter((row) => row.ns === ns).map((row) => row.checkpointId);
+    // Ascending in the database's order: the rank counts down from the newest.
+    const ids = removed
+      .filter((row) => row.ns === ns)
+      .sort((a, b) => b.rank - a.rank)
+      .map((row) => row.checkpointId);
     for (const chunk of chunks(ids)) {
-      const list = valueList(chunk);
       const key = (table: typeof c | typeof w) =>
-        sql`${table.threadId} = ${threadId} and ${table.nsKey} = ${dialect.nsKey(ns)} and ${table.checkpointId} in (${list})${guard}`;
+        sql`${table.threadId} = ${threadId} and ${table.nsKey} = ${dialect.nsKey(ns)} and ${inOrderedList(table.checkpointId, chunk)}${guard}`;
       deletes.push(sql`delete from ${c.table} where ${key(c)}`, sql`delete from ${w.table} where ${key(w)}`);
     }
   }
@@ -91,9 +92,9 @@ export async function removeCheckpoints(
   const after = await readThread(dialect, threadId);
   const known = new Set(before.map((row) => JSON.stringify([row.ns, row.checkpointId])));
   const newcomers = after.filter((row) => !known.has(JSON.stringify([row.ns, row.checkpointId])));
-  const chains = await readDeltaChains(dialect, threadId);
+  const blobs = await readBlobKeys(dialect, threadId);
   // The claim is over (its unit committed): what follows must run whatever the thread's row says now.
-  const cleanup = [...relinks(newcomers, sql``), ...orphanBlobDeletes(dialect, threadId, removed, after, chains)];
+  const cleanup = [...relinks(newcomers, sql``), ...orphanBlobDeletes(dialect, threadId, removed, after, blobs)];
   if (cleanup.length > 0) await holdingThread(dialect, threadId, cleanup);
   return true;
 }
@@ -123,64 +124,104 @@ function relink(dialect: Dialect, threadId: string, row: StoredCheckpoint, paren
     where ${c.threadId} = ${threadId} and ${c.nsKey} = ${dialect.nsKey(row.ns)} and ${c.checkpointId} = ${row.checkpointId}${condition}`;
 }
 
-/** The thread's incremental values, by (namespace, channel, version), with the versions each extends. */
-async function readDeltaChains(dialect: Dialect, threadId: string): Promise<Map<string, string[]>> {
+/** A stored value's key, and the versions it extends when it is incremental. */
+interface BlobKey {
+  ns: string;
+  channel: string;
+  version: string;
+  bases: string[] | undefined;
+}
+
+/** The keys of the thread's stored values, in the database's order of its primary key. */
+async function readBlobKeys(dialect: Dialect, threadId: string): Promise<BlobKey[]> {
   const b = dialect.columns.blobs;
   const rows = await dialect.query(sql`
     select ${as(b.checkpointNs, "ns")}, ${as(b.channel, "channel")}, ${as(b.version, "version")},
            ${as(b.deltaChain, "delta_chain")}
-    from ${b.table} where ${b.threadId} = ${threadId} and ${b.deltaChain} is not null`);
-  const chains = new Map<string, string[]>();
-  for (const row of rows) {
-    const chain = parseStoredChain(row.delta_chain);
-    if (chain) chains.set(JSON.stringify([row.ns, row.channel, String(row.version)]), chain.bases);
-  }
-  return chains;
+    from ${b.table} where ${b.threadId} = ${threadId}
+    order by ${b.nsKey}, ${b.channel}, ${b.version}`);
+  return rows.map((row) => ({
+    ns: row.ns as string,
+    channel: row.channel as string,
+    version: String(row.version),
+    bases: row.delta_chain == null ? undefined : parseStoredChain(row.delta_chain)?.bases,
+  }));
+}
+
+/**
+ * `column in (values)` for values in the database's ascending order of `column`, with the
+ * range they span. The range bounds what an index scan reads whatever the plan: a generic
+ * plan, or one that thinks a long thread short, otherwise tests every row of the thread
+ * against the whole list, so that removing n values of a thread cost about n squared.
+ */
+function inOrderedList(column: Column, ordered: unknown[]): SQL {
+  const [low, high] = [ordered[0], ordered[ordered.length - 1]];
+  return sql`${column} >= ${low} and ${column} <= ${high} and ${column} in (${valueList(ordered)})`;
 }
 
 /**
  * Deletes of the blobs the removed checkpoints referenced that no remaining checkpoint
  * references and no remaining incremental value extends. A put that lands after the
- * chains were read extends a value its parent names (deltas.ts), which is kept.
+ * keys were read extends a value its parent names (deltas.ts), which is kept.
  */
 function orphanBlobDeletes(
   dialect: Dialect,
   threadId: string,
   removed: StoredCheckpoint[],
   remaining: StoredCheckpoint[],
-  chains: Map<string, string[]>,
+  blobs: BlobKey[],
 ): SQL[] {
   const b = dialect.columns.blobs;
+  const keyOf = (ns: string, channel: string, version: string) => JSON.stringify([ns, channel, version]);
   const references = (rows: StoredCheckpoint[]) =>
     new Set(
       rows.flatMap((row) =>
-        Object.entries(row.versions).map(([channel, version]) => JSON.stringify([row.ns, channel, String(version)])),
+        Object.entries(row.versions).map(([channel, version]) => keyOf(row.ns, channel, String(version))),
       ),
     );
   const kept = references(remaining);
+  const chains = blobs.filter((blob) => blob.bases !== undefined);
   // What the removed checkpoints referenced, and the versions those values extend.
-  const referenced = references(removed);
-  for (const key of [...referenced]) {
-    const [ns, channel] = JSON.parse(key) as [string, string, string];
-    for (const version of chains.get(key) ?? []) referenced.add(JSON.stringify([ns, channel, version]));
+  const direct = references(removed);
+  const referenced = new Set(direct);
+  for (const blob of chains) {
+    if (!direct.has(keyOf(blob.ns, blob.channel, blob.version))) continue;
+    for (const version of blob.bases ?? []) referenced.add(keyOf(blob.ns, blob.channel, version));
   }
   const candidates = new Set([...referenced].filter((key) => !kept.has(key)));
   // A chain lists every version its value needs, so one pass over the survivors suffices.
-  for (const [key, bases] of chains) {
-    if (candidates.has(key)) continue;
-    const [ns, channel] = JSON.parse(key) as [string, string, string];
-    for (const version of bases) candidates.delete(JSON.stringify([ns, channel, version]));
+  for (const blob of chains) {
+    if (candidates.has(keyOf(blob.ns, blob.channel, blob.version))) continue;
+    for (const version of blob.bases ?? []) candidates.delete(keyOf(blob.ns, blob.channel, version));
   }
-  const orphans = [...candidates].map((key) => JSON.parse(key) as [string, string, string]);
+  const orphans = blobs.filter((blob) => candidates.has(keyOf(blob.ns, blob.channel, blob.version)));
   const statements: SQL[] = [];
-  for (const ns of new Set(orphans.map(([namespace]) => namespace))) {
-    const pairs = orphans.filter(([namespace]) => namespace === ns);
-    for (const chunk of chunks(pairs)) {
-      const list = inList(chunk.map(([, channel, version]) => sql`(${channel}, ${version})`));
+  for (const ns of new Set(orphans.map((blob) => blob.ns))) {
+    for (const chunk of chunks(orphans.filter((blob) => blob.ns === ns))) {
+      const [first, last] = [chunk[0], chunk[chunk.length - 1]];
+      const byChannel = runsOf(chunk, (blob) => blob.channel).map(
+        (run) =>
+          sql`(${b.channel} = ${run[0].channel} and ${b.version} in (${valueList(run.map((blob) => blob.version))}))`,
+      );
+      // The range of the piece in the key's order, as for inOrderedList.
       statements.push(
-        sql`delete from ${b.table} where ${b.threadId} = ${threadId} and ${b.nsKey} = ${dialect.nsKey(ns)} and (${b.channel}, ${b.version}) in (${list})`,
+        sql`delete from ${b.table} where ${b.threadId} = ${threadId} and ${b.nsKey} = ${dialect.nsKey(ns)}
+          and (${b.channel}, ${b.version}) >= (${first.channel}, ${first.version})
+          and (${b.channel}, ${b.version}) <= (${last.channel}, ${last.version})
+          and (${sql.join(byChannel, sql` or `)})`,
       );
     }
   }
   return statements;
+}
+
+/** The items cut where `key` changes. */
+function runsOf<T>(items: T[], key: (item: T) => string): T[][] {
+  const runs: T[][] = [];
+  for (const item of items) {
+    const last = runs[runs.length - 1];
+    if (last && key(last[0]) === key(item)) last.push(item);
+    else runs.push([item]);
+  }
+  return runs;
 }
