@@ -76,15 +76,20 @@ export function pgDialect(executor: Executor, tables: PgCheckpointTables): Diale
     metadataMatches: (entries, table) => metadataContains(sql`${filterDocument(entries)}`, table),
     metadataFilterTemplate: metadataContains,
     jsonField: (document, key) => sql`${document} ->> ${key}::text`,
-    // A lateral lookup per checkpoint: joined as a set, PostgreSQL assumes 100 entries
-    // per JSON object and prefers scanning every blob partition.
+    // A lookup by the whole key per entry of each checkpoint's versions. Joined as a set,
+    // PostgreSQL assumes 100 entries per JSON object and scanned every blob partition; as
+    // a semi-join per checkpoint, it hashed the entries and read every value of the thread
+    // (its generic plan takes a thread for a few rows), so that reads grew with the
+    // thread's length. "limit 1" (the key is unique) keeps the lookup from being
+    // flattened into such a join.
     pageBlobs: (b) =>
-      sql`page cross join lateral (
+      sql`page cross join lateral jsonb_each_text(page.channel_versions) as entry cross join lateral (
         select ${b.threadId} as thread_id, ${b.checkpointNs} as checkpoint_ns, ${b.channel} as channel,
                ${b.version} as version, ${b.type} as type, ${b.blob} as blob, ${b.deltaChain} as delta_chain
         from ${b.table}
         where ${b.threadId} = page.thread_id and ${b.nsKey} = page.ns_key
-          and (${b.channel}, ${b.version}) in (select v.key, v.value from jsonb_each_text(page.channel_versions) as v)
+          and ${b.channel} = entry.key and ${b.version} = entry.value
+        limit 1
       ) as page_blobs`,
     // Lateral like pageBlobs: as a join, PostgreSQL hashed every blob partition.
     chainBaseBlobs: (head) =>

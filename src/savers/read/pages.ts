@@ -219,20 +219,25 @@ function blobsBranch(dialect: Dialect, blobKeys: SQL[]): { head: SQL; branch: SQ
 /** The statement of a page's checkpoint rows, newest first, with their position in the page. */
 export function pageQuery(dialect: Dialect, where: SQL, limit: number, oneThreadAndNamespace: boolean): SQL {
   const c = dialect.columns.checkpoints;
-  const order = oneThreadAndNamespace
-    ? sql`${c.checkpointId} desc`
-    : sql`${c.checkpointId} desc, ${c.threadId} desc, ${c.checkpointNs} desc`;
-  // A window function makes MySQL number every matching row before the limit applies.
-  const position = limit === 1 ? sql`1` : sql`row_number() over (order by ${order})`;
-  return sql`
+  const orderOf = (id: SQL, thread: SQL, ns: SQL) =>
+    oneThreadAndNamespace ? sql`${id} desc` : sql`${id} desc, ${thread} desc, ${ns} desc`;
+  const rows = (position: SQL) => sql`
       select ${c.threadId} as thread_id, ${c.checkpointNs} as checkpoint_ns, ${c.nsKey} as ns_key,
              ${c.checkpointId} as checkpoint_id, ${c.parentCheckpointId} as parent_checkpoint_id,
              ${c.checkpointType} as checkpoint_type, ${c.checkpoint} as checkpoint,
-             ${c.channelVersions} as channel_versions, ${c.metadata} as metadata,
-             ${position} as position
+             ${c.channelVersions} as channel_versions, ${c.metadata} as metadata${position}
       from ${c.table} where ${where}
-      order by ${order}
+      order by ${orderOf(sql`${c.checkpointId}`, sql`${c.threadId}`, sql`${c.checkpointNs}`)}
       limit ${sql.raw(String(limit))}`;
+  if (limit === 1) return rows(sql`, 1 as position`);
+  // Numbered once the limit has applied: a window function over the table made MySQL and
+  // MariaDB number every matching row first (a whole thread for a page of ten).
+  const order = orderOf(
+    sql.raw("page_rows.checkpoint_id"),
+    sql.raw("page_rows.thread_id"),
+    sql.raw("page_rows.checkpoint_ns"),
+  );
+  return sql`select page_rows.*, row_number() over (order by ${order}) as position from (${rows(sql``)}) as page_rows`;
 }
 
 /** A page's rows by kind: its checkpoints in page order, its blobs by key, its writes by checkpoint. */
