@@ -157,6 +157,7 @@ describe.each(DIALECTS)("long threads on %s", (dialect) => {
         counter.start();
         await read();
         counter.stop();
+        expect(counter.statements.length).toBeGreaterThan(0);
         for (const [i, text] of counter.statements.entries()) {
           const plan = await planGeneric(text, counter.params[i]);
           // A page of ten checkpoints names 50 values; the thread holds 28,000.
