@@ -7,7 +7,7 @@ import type { Dialect, Precondition } from "../../dialects/dialect.js";
 import { inPieces, valueList } from "../../sql/statements.js";
 import { parseStoredChain } from "../values/deltas.js";
 import { fromStoredJson } from "../values/metadata.js";
-import { as, parseJsonColumn } from "../values/values.js";
+import { as, parseJsonColumn, tupleKey } from "../values/values.js";
 import { holdingThread } from "./thread-lock.js";
 
 /** Ids per `in (...)` list, well below every driver's parameter limit. */
@@ -172,7 +172,7 @@ function orphanBlobDeletes(
   blobs: BlobKey[],
 ): SQL[] {
   const b = dialect.columns.blobs;
-  const keyOf = (ns: string, channel: string, version: string) => JSON.stringify([ns, channel, version]);
+  const keyOf = (ns: string, channel: string, version: string) => tupleKey([ns, channel, version]);
   const references = (rows: StoredCheckpoint[]) =>
     new Set(
       rows.flatMap((row) =>
